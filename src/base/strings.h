@@ -1,0 +1,27 @@
+#pragma once
+/// Small pure string helpers shared by every parser.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace sparkops {
+
+std::string_view Trim(std::string_view s);
+bool StartsWith(std::string_view s, std::string_view prefix);
+bool EndsWith(std::string_view s, std::string_view suffix);
+/// Splits on `sep`; keeps empty fields ("a,,b" -> {"a","","b"}).
+std::vector<std::string_view> Split(std::string_view s, char sep);
+/// Splits into lines; a final line without '\n' is kept, a trailing '\n' adds no empty line.
+std::vector<std::string_view> SplitLines(std::string_view s);
+/// Whole-string numeric parses: surrounding blanks allowed, anything else -> nullopt.
+std::optional<int64_t> ParseInt(std::string_view s);
+std::optional<uint64_t> ParseUint(std::string_view s);
+std::optional<double> ParseDouble(std::string_view s);
+std::string ToLower(std::string_view s);
+std::string Join(const std::vector<std::string>& parts, std::string_view sep);
+/// Levenshtein distance, for "did you mean" suggestions.
+size_t EditDistance(std::string_view a, std::string_view b);
+
+}  // namespace sparkops

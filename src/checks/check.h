@@ -1,0 +1,47 @@
+#pragma once
+/// Preflight checks G1..G10: each is a function of host facts returning a CheckResult
+/// (gpud style: status + reason + evidence + fix; "cannot run here" is SKIP, never a fake PASS).
+#include <string>
+#include <vector>
+
+#include "checks/facts.h"
+
+namespace sparkops {
+
+enum class CheckStatus { kPass, kFail, kWarn, kSkip, kInfo };
+
+/// "PASS", "FAIL", "WARN", "SKIP", "INFO".
+const char* StatusName(CheckStatus s);
+
+struct CheckResult {
+  std::string id;                     ///< "G1".."G10"
+  CheckStatus status = CheckStatus::kSkip;
+  std::string summary;                ///< the one-line reason or reading
+  std::vector<std::string> evidence;  ///< what was read, one fact per string
+  std::string fix;                    ///< what to do; empty when nothing to do
+  /// A file named on the command line (e.g. --config) could not be read or parsed: exit 2.
+  bool input_error = false;
+};
+
+struct CheckDef {
+  const char* id;     ///< "G1"
+  const char* title;  ///< "CUDA 12/13 ABI mismatch"
+  CheckResult (*run)(const HostFacts& facts);
+};
+
+/// The one explicit table of checks, G1..G10 in order (src/checks/table.cc).
+const std::vector<CheckDef>& AllChecks();
+
+// One file per check.
+CheckResult CheckG1(const HostFacts& f);
+CheckResult CheckG2(const HostFacts& f);
+CheckResult CheckG3(const HostFacts& f);
+CheckResult CheckG4(const HostFacts& f);
+CheckResult CheckG5(const HostFacts& f);
+CheckResult CheckG6(const HostFacts& f);
+CheckResult CheckG7(const HostFacts& f);
+CheckResult CheckG8(const HostFacts& f);
+CheckResult CheckG9(const HostFacts& f);
+CheckResult CheckG10(const HostFacts& f);
+
+}  // namespace sparkops

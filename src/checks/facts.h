@@ -1,0 +1,42 @@
+#pragma once
+/// HostFacts: what the checks read about the machine, gathered lazily and once through the host
+/// layer (src/host). Tests may preset any fact with the Set* methods instead of reading a host.
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/error.h"
+#include "cli/context.h"
+#include "host/meminfo.h"
+
+namespace sparkops {
+
+/// Preflight options that steer what is read.
+struct PreflightOptions {
+  std::string python;                      ///< --python EXE
+  std::vector<std::string> site_packages;  ///< --site-packages DIR (repeatable)
+  std::vector<std::string> configs;        ///< --config FILE (repeatable)
+};
+
+class HostFacts {
+ public:
+  HostFacts(const Context& ctx, PreflightOptions opts) : ctx_(ctx), opts_(std::move(opts)) {}
+
+  const Context& ctx() const { return ctx_; }
+  const PreflightOptions& options() const { return opts_; }
+
+  /// /proc/meminfo under --root.
+  const Result<MemInfo>& meminfo() const;
+  void SetMemInfo(Result<MemInfo> m) { meminfo_ = std::move(m); }
+
+  /// What the GPU reports for memory, for G3: "not reported (unified memory)" on GB10,
+  /// "not reported (no GPU readable)" without NVML/nvidia-smi.
+  std::string GpuMemorySummary() const;
+
+ private:
+  const Context& ctx_;
+  PreflightOptions opts_;
+  mutable std::optional<Result<MemInfo>> meminfo_;
+};
+
+}  // namespace sparkops

@@ -1,0 +1,12 @@
+#include "cli/commands.h"
+#include "base/error.h"
+
+namespace sparkops {
+
+// Placeholder until the command is built.
+int CmdBandwidth(Context& ctx, const std::vector<std::string>&) {
+  ctx.err << "sparkops bandwidth: not implemented in this build\n";
+  return kExitUsage;
+}
+
+}  // namespace sparkops

@@ -1,0 +1,71 @@
+#include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
+
+#include "base/strings.h"
+#include "checks/check.h"
+#include "cli/commands.h"
+#include "cli/flags.h"
+
+namespace sparkops {
+
+namespace {
+
+/// `G3 INFO: reading` for raw readings, `G1 PASS reason` otherwise.
+std::string RenderLine(const CheckResult& r) {
+  if (r.status == CheckStatus::kInfo) return fmt::format("{} INFO: {}", r.id, r.summary);
+  return fmt::format("{} {} {}", r.id, StatusName(r.status), r.summary);
+}
+
+nlohmann::ordered_json ToJson(const CheckResult& r) {
+  return {{"id", r.id}, {"status", StatusName(r.status)}, {"summary", r.summary},
+          {"evidence", r.evidence}, {"fix", r.fix}};
+}
+
+}  // namespace
+
+int CmdPreflight(Context& ctx, const std::vector<std::string>& args) {
+  auto app = NewApp("preflight", "Check the ten known DGX Spark failure modes G1..G10, one line each.\n"
+                                 "Reads files only; never imports a Python package. Exit 1 on any FAIL.");
+  PreflightOptions opts;
+  std::string only;
+  app->add_option("--python", opts.python, "Python interpreter whose sys.path to inspect (run with -S)");
+  app->add_option("--site-packages", opts.site_packages, "site-packages directory to inspect (repeatable)");
+  app->add_option("--config", opts.configs,
+                  "accelerate YAML, DeepSpeed JSON or launch script to check for G10 (repeatable)");
+  app->add_option("--only", only, "comma list of checks to run, e.g. G1,G3");
+  if (auto rc = ParseFlags(*app, args, ctx)) return *rc;
+
+  std::vector<std::string> wanted;
+  for (auto part : Split(only, ',')) {
+    std::string id = ToLower(Trim(part));
+    if (id.empty()) continue;
+    if (id[0] == 'g') id[0] = 'G';
+    bool known = false;
+    for (const CheckDef& c : AllChecks()) known |= (id == c.id);
+    if (!known) {
+      ctx.err << "sparkops preflight: --only: unknown check '" << part << "' (use G1..G10)\n";
+      return kExitUsage;
+    }
+    wanted.push_back(id);
+  }
+
+  HostFacts facts(ctx, opts);
+  bool any_fail = false, input_error = false;
+  nlohmann::ordered_json doc = nlohmann::ordered_json::array();
+  for (const CheckDef& c : AllChecks()) {
+    if (!wanted.empty() && std::find(wanted.begin(), wanted.end(), c.id) == wanted.end()) continue;
+    CheckResult r = c.run(facts);
+    any_fail |= r.status == CheckStatus::kFail;
+    input_error |= r.input_error;
+    if (ctx.opts.json)
+      doc.push_back(ToJson(r));
+    else
+      ctx.out << RenderLine(r) << "\n";
+  }
+  if (ctx.opts.json) ctx.out << doc.dump(2) << "\n";
+  if (input_error) return kExitUsage;
+  return any_fail ? kExitProblem : kExitOk;
+}
+
+}  // namespace sparkops

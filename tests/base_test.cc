@@ -1,0 +1,57 @@
+#include <gtest/gtest.h>
+
+#include "base/strings.h"
+#include "base/timefmt.h"
+
+namespace sparkops {
+namespace {
+
+TEST(Strings, SplitKeepsEmptyFields) {
+  auto v = Split("a,,b", ',');
+  ASSERT_EQ(v.size(), 3u);
+  EXPECT_EQ(v[1], "");
+}
+
+TEST(Strings, NumbersAreWholeString) {
+  EXPECT_EQ(ParseInt(" 42 "), 42);
+  EXPECT_FALSE(ParseInt("42x"));
+  EXPECT_FALSE(ParseInt(""));
+  EXPECT_EQ(ParseDouble("1.5"), 1.5);
+  EXPECT_FALSE(ParseDouble("nan"));
+  EXPECT_FALSE(ParseUint("-1"));
+}
+
+TEST(Strings, EditDistance) {
+  EXPECT_EQ(EditDistance("preflight", "prefligth"), 2u);
+  EXPECT_EQ(EditDistance("", "abc"), 3u);
+}
+
+TEST(Time, FormatsUtcWithMillis) {
+  EXPECT_EQ(FormatUtcMillis(FromUnixMillis(0)), "1970-01-01T00:00:00.000Z");
+  EXPECT_EQ(FormatUtcMillis(FromUnixMillis(1795957349123)), "2026-11-29T13:02:29.123Z");
+}
+
+TEST(Time, ParsesWhatItWrites) {
+  auto t = ParseTimestamp("2026-11-29T13:02:29.123Z");
+  ASSERT_TRUE(t);
+  EXPECT_EQ(ToUnixMillis(*t), 1795957349123);
+}
+
+TEST(Time, ZonelessIsLocalWhenOffsetGiven) {
+  auto utc = ParseTimestamp("2026/11/29 13:02:29.500");
+  auto cet = ParseTimestamp("2026/11/29 13:02:29.500", 3600);
+  ASSERT_TRUE(utc && cet);
+  EXPECT_EQ(ToUnixMillis(*utc) - ToUnixMillis(*cet), 3600 * 1000);
+  auto off = ParseTimestamp("2026-11-29T14:02:29+01:00");
+  ASSERT_TRUE(off);
+  EXPECT_EQ(ToUnixMillis(*off), 1795957349000);
+}
+
+TEST(Time, RejectsGarbage) {
+  EXPECT_FALSE(ParseTimestamp("yesterday"));
+  EXPECT_FALSE(ParseTimestamp("2026-13-01T00:00:00Z"));
+  EXPECT_FALSE(ParseTimestamp("2026-11-29T13:02:29.Z"));
+}
+
+}  // namespace
+}  // namespace sparkops

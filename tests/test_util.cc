@@ -1,0 +1,93 @@
+#include "test_util.h"
+
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "cli/dispatch.h"
+#include "host/command.h"
+
+namespace sparkops::testing {
+
+RunOutput RunInProcess(const std::vector<std::string>& args, const std::map<std::string, std::string>& env) {
+  std::ostringstream out, err;
+  RunOutput r;
+  r.rc = Run(args, env, out, err);
+  r.out = out.str();
+  r.err = err.str();
+  return r;
+}
+
+RunOutput RunBinary(const std::vector<std::string>& args, const std::map<std::string, std::string>& env,
+                    int timeout_ms) {
+  std::vector<std::string> argv{SparkopsBin()};
+  argv.insert(argv.end(), args.begin(), args.end());
+  CommandOptions opts;
+  opts.timeout = std::chrono::milliseconds(timeout_ms);
+  std::map<std::string, std::string> full = env;
+  if (!full.count("PATH")) full["PATH"] = "/usr/bin:/bin";
+  opts.env = full;
+  auto res = RunCommand(argv, opts);
+  RunOutput r;
+  if (!res) {
+    r.err = res.error().message;
+    return r;
+  }
+  r.rc = res->exit_code ? *res->exit_code : (res->signal ? 128 + *res->signal : -1);
+  r.out = res->out;
+  r.err = res->err;
+  return r;
+}
+
+std::string Fixture(const std::string& name) { return std::string(SPARKOPS_TEST_SOURCE_DIR) + "/fixtures/" + name; }
+std::string BuildArtifact(const std::string& name) { return std::string(SPARKOPS_TEST_BINARY_DIR) + "/" + name; }
+std::string SparkopsBin() { return SPARKOPS_BIN; }
+
+std::string ReadFileOrDie(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw std::runtime_error("cannot read " + path);
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+std::string CheckGolden(const std::string& name, const std::string& actual) {
+  std::string path = std::string(SPARKOPS_TEST_SOURCE_DIR) + "/golden/" + name;
+  const char* update = std::getenv("SPARKOPS_UPDATE_GOLDEN");
+  if (update && std::string(update) == "1") {
+    std::filesystem::create_directories(std::filesystem::path(path).parent_path());
+    std::ofstream(path, std::ios::binary) << actual;
+    return "";
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return "golden file missing: " + path + " (run with SPARKOPS_UPDATE_GOLDEN=1)";
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  std::string expected = ss.str();
+  if (expected == actual) return "";
+  return "golden mismatch for " + name + "\n--- expected\n" + expected + "\n--- actual\n" + actual;
+}
+
+TempDir::TempDir() {
+  std::string tmpl = (std::filesystem::temp_directory_path() / "sparkops-test-XXXXXX").string();
+  char* p = mkdtemp(tmpl.data());
+  if (!p) throw std::runtime_error("mkdtemp failed");
+  path_ = p;
+}
+
+TempDir::~TempDir() {
+  std::error_code ec;
+  std::filesystem::remove_all(path_, ec);
+}
+
+std::string TempDir::Write(const std::string& rel, const std::string& content) const {
+  std::filesystem::path p = std::filesystem::path(path_) / rel;
+  std::filesystem::create_directories(p.parent_path());
+  std::ofstream(p, std::ios::binary) << content;
+  return p.string();
+}
+
+}  // namespace sparkops::testing

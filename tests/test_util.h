@@ -1,0 +1,46 @@
+#pragma once
+/// Shared test helpers: run sparkops in-process or as a subprocess, fixtures, golden files.
+#include <map>
+#include <string>
+#include <vector>
+
+namespace sparkops::testing {
+
+struct RunOutput {
+  int rc = -1;
+  std::string out, err;
+};
+
+/// Runs sparkops in-process (Run()) with exactly `env` as its environment.
+RunOutput RunInProcess(const std::vector<std::string>& args, const std::map<std::string, std::string>& env = {});
+/// Runs the built sparkops binary as a subprocess (for signals, exit codes, real I/O).
+RunOutput RunBinary(const std::vector<std::string>& args, const std::map<std::string, std::string>& env = {},
+                    int timeout_ms = 30000);
+
+/// tests/fixtures/<name>
+std::string Fixture(const std::string& name);
+/// <build>/tests/<name>: artifacts built for the tests (stub NVML, fake site-packages, ...).
+std::string BuildArtifact(const std::string& name);
+std::string SparkopsBin();
+
+/// Compares `actual` with tests/golden/<name>; with SPARKOPS_UPDATE_GOLDEN=1 rewrites the file.
+/// Returns "" when equal, else a diff-like message.
+std::string CheckGolden(const std::string& name, const std::string& actual);
+
+/// A fresh temporary directory removed at destruction.
+class TempDir {
+ public:
+  TempDir();
+  ~TempDir();
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  const std::string& path() const { return path_; }
+  std::string Write(const std::string& rel, const std::string& content) const;  ///< returns full path
+
+ private:
+  std::string path_;
+};
+
+std::string ReadFileOrDie(const std::string& path);
+
+}  // namespace sparkops::testing
