@@ -7,6 +7,11 @@ const Result<MemInfo>& HostFacts::meminfo() const {
   return *meminfo_;
 }
 
+const GpuSnapshot& HostFacts::gpu() const {
+  if (!gpu_) gpu_ = ReadGpuSnapshot(ctx_);
+  return *gpu_;
+}
+
 std::string HostFacts::GpuMemorySummary() const {
   // Filled in by the GPU layer (src/host/nvml, src/telemetry).
   return "not reported (no GPU readable)";

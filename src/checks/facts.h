@@ -7,6 +7,7 @@
 
 #include "base/error.h"
 #include "cli/context.h"
+#include "host/gpu.h"
 #include "host/meminfo.h"
 
 namespace sparkops {
@@ -29,6 +30,10 @@ class HostFacts {
   const Result<MemInfo>& meminfo() const;
   void SetMemInfo(Result<MemInfo> m) { meminfo_ = std::move(m); }
 
+  /// All GPUs, read once (NVML, then nvidia-smi, else empty with why_none).
+  const GpuSnapshot& gpu() const;
+  void SetGpu(GpuSnapshot g) { gpu_ = std::move(g); }
+
   /// What the GPU reports for memory, for G3: "not reported (unified memory)" on GB10,
   /// "not reported (no GPU readable)" without NVML/nvidia-smi.
   std::string GpuMemorySummary() const;
@@ -37,6 +42,7 @@ class HostFacts {
   const Context& ctx_;
   PreflightOptions opts_;
   mutable std::optional<Result<MemInfo>> meminfo_;
+  mutable std::optional<GpuSnapshot> gpu_;
 };
 
 }  // namespace sparkops
