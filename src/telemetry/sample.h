@@ -1,0 +1,24 @@
+#pragma once
+/// One sample record: the GPU and the memory pool at one moment. The same record feeds `sample`
+/// (CSV rows), `run` (thermal.csv), `analyze` (reads the CSV back) and `exporter` (metrics).
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/timefmt.h"
+#include "host/gpu.h"
+#include "host/meminfo.h"
+
+namespace sparkops {
+
+struct Sample {
+  SysTime time{};                              ///< wall clock when the sample was taken
+  std::optional<GpuReading> gpu;               ///< the first GPU; absent when none is readable
+  std::optional<MemInfo> mem;                  ///< /proc/meminfo
+  std::optional<double> mem_pressure_some_avg10;  ///< /proc/pressure/memory "some avg10", percent
+  std::optional<uint64_t> gpu_attributed_bytes;   ///< sum of per-process NVML used memory
+  std::vector<std::string> events;             ///< throttle_start:..., throttle_end, pd_degraded, ...
+};
+
+}  // namespace sparkops
