@@ -1,11 +1,64 @@
+#include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
+
+#include "base/strings.h"
+#include "checks/explain.h"
 #include "cli/commands.h"
-#include "base/error.h"
+#include "cli/flags.h"
 
 namespace sparkops {
 
-int CmdExplain(Context& ctx, const std::vector<std::string>&) {
-  ctx.err << "sparkops explain: not implemented in this build\n";
-  return kExitUsage;
+namespace {
+
+void RenderText(std::ostream& out, const Explanation& e) {
+  out << fmt::format("{}: {}\n", e.id, e.title);
+  out << fmt::format("  Symptom: {}\n  Cause:   {}\n  Check:   {}\n  Fix:     {}\n", e.symptom, e.cause, e.check,
+                     e.fix);
+  if (!e.notes.empty()) {
+    out << (std::string(e.id) == "ladder" ? "  Steps:\n" : "  Known broken recipes (issue, date):\n");
+    for (const char* n : e.notes) out << "    " << n << "\n";
+  }
+  if (!e.corrections.empty()) {
+    out << "  Where the sources disagree with the seeds:\n";
+    for (const char* c : e.corrections) out << "    - " << c << "\n";
+  }
+}
+
+nlohmann::ordered_json ToJson(const Explanation& e) {
+  return {{"id", e.id},       {"title", e.title}, {"symptom", e.symptom},
+          {"cause", e.cause}, {"check", e.check}, {"fix", e.fix},
+          {"notes", e.notes}, {"corrections", e.corrections}};
+}
+
+}  // namespace
+
+int CmdExplain(Context& ctx, const std::vector<std::string>& args) {
+  auto app = NewApp("explain", "Symptom, cause, how sparkops checks it, and the fix, for G1..G10 or the OOM "
+                               "ladder. Without an argument, all of them.");
+  std::string topic;
+  app->add_option("topic", topic, "G1..G10 or ladder");
+  if (auto rc = ParseFlags(*app, args, ctx)) return *rc;
+
+  std::string want = ToLower(topic);
+  std::vector<const Explanation*> chosen;
+  for (const Explanation& e : Explanations())
+    if (want.empty() || want == ToLower(e.id)) chosen.push_back(&e);
+  if (chosen.empty()) {
+    ctx.err << "sparkops explain: unknown topic '" << topic << "' (use G1..G10 or ladder)\n";
+    return kExitUsage;
+  }
+  if (ctx.opts.json) {
+    nlohmann::ordered_json doc = nlohmann::ordered_json::array();
+    for (const auto* e : chosen) doc.push_back(ToJson(*e));
+    ctx.out << (chosen.size() == 1 ? doc[0].dump(2) : doc.dump(2)) << "\n";
+    return kExitOk;
+  }
+  for (size_t i = 0; i < chosen.size(); ++i) {
+    if (i) ctx.out << "\n";
+    RenderText(ctx.out, *chosen[i]);
+  }
+  return kExitOk;
 }
 
 }  // namespace sparkops

@@ -1,0 +1,23 @@
+#pragma once
+/// The text behind `sparkops explain`: for each gotcha (and the OOM ladder) the symptom, the cause,
+/// how sparkops checks it, the fix, and where the sources disagree with the seeds.
+#include <string>
+#include <vector>
+
+namespace sparkops {
+
+struct Explanation {
+  const char* id;       ///< "G1".."G10" or "ladder"
+  const char* title;
+  const char* symptom;
+  const char* cause;
+  const char* check;    ///< what sparkops reads and how it decides
+  const char* fix;
+  std::vector<const char*> corrections;  ///< seed claims the sources contradict or do not confirm
+  std::vector<const char*> notes;        ///< extra lists (known broken playbooks, ladder steps)
+};
+
+/// All explanations: G1..G10 in order, then "ladder".
+const std::vector<Explanation>& Explanations();
+
+}  // namespace sparkops

@@ -1,0 +1,59 @@
+#include <gtest/gtest.h>
+
+#include "checks/check.h"
+#include "checks/explain.h"
+#include "test_util.h"
+
+namespace sparkops {
+namespace {
+
+using testing::RunInProcess;
+
+TEST(Explain, EveryCheckHasAnExplanationInOrder) {
+  const auto& checks = AllChecks();
+  const auto& ex = Explanations();
+  ASSERT_EQ(ex.size(), checks.size() + 1);
+  for (size_t i = 0; i < checks.size(); ++i) EXPECT_STREQ(ex[i].id, checks[i].id);
+  EXPECT_STREQ(ex.back().id, "ladder");
+}
+
+TEST(Explain, OneTopicCaseInsensitive) {
+  auto r = RunInProcess({"explain", "g8"});
+  EXPECT_EQ(r.rc, 0);
+  EXPECT_EQ(r.out.rfind("G8: stale official playbooks", 0), 0u) << r.out;
+  EXPECT_NE(r.out.find("#109 (2026-08-24)"), std::string::npos);
+  EXPECT_EQ(r.out.find("G7:"), std::string::npos);
+}
+
+TEST(Explain, CorrectionsAreShown) {
+  auto r = RunInProcess({"explain", "G5"});
+  EXPECT_NE(r.out.find("231-234 GB/s"), std::string::npos);
+  EXPECT_NE(r.out.find("Where the sources disagree"), std::string::npos);
+  auto g4 = RunInProcess({"explain", "G4"});
+  EXPECT_NE(g4.out.find("100 W"), std::string::npos);
+}
+
+TEST(Explain, LadderInOrder) {
+  auto r = RunInProcess({"explain", "ladder"});
+  ASSERT_EQ(r.rc, 0);
+  size_t a = r.out.find("1. Flush"), b = r.out.find("2. Shorten"), c = r.out.find("3. Downgrade");
+  ASSERT_NE(a, std::string::npos);
+  EXPECT_LT(a, b);
+  EXPECT_LT(b, c);
+}
+
+TEST(Explain, UnknownTopicIsUsageError) {
+  auto r = RunInProcess({"explain", "G11"});
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_NE(r.err.find("G11"), std::string::npos);
+}
+
+TEST(Explain, JsonHasAllFields) {
+  auto r = RunInProcess({"explain", "G1", "--json"});
+  EXPECT_EQ(r.rc, 0);
+  for (const char* k : {"\"symptom\"", "\"cause\"", "\"check\"", "\"fix\"", "\"corrections\""})
+    EXPECT_NE(r.out.find(k), std::string::npos) << k;
+}
+
+}  // namespace
+}  // namespace sparkops
