@@ -132,6 +132,7 @@ Result<void> Serve(const ListenAddress& addr, const ServerLimits& limits,
   httplib::Server svr;
   svr.new_task_queue = [limits] { return new BoundedTaskQueue(limits.threads, limits.max_pending); };
   svr.set_payload_max_length(limits.payload_max);
+  svr.set_tcp_nodelay(true);  // header and body go out in separate writes: no Nagle/delayed-ACK 40 ms stall
   // SO_REUSEADDR only: httplib's default also sets SO_REUSEPORT, which would let a second process
   // bind the same port and silently share (or steal) the scrapes.
   svr.set_socket_options([](socket_t sock) {
