@@ -5,6 +5,9 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <condition_variable>
+#include <mutex>
+
 #include "exporter/collectors.h"
 #include "exporter/metrics_cache.h"
 #include "exporter/server.h"
@@ -98,6 +101,39 @@ TEST(ExporterCli, OnceRunsPreflightAndAMissingMeminfoCostsOnlyItsSeries) {
   EXPECT_NE(r.out.find("sparkops_collector_success{collector=\"preflight\"} 1\n"), std::string::npos);
 }
 
+TEST(ExporterTaskQueue, EnqueueBlocksWhenFullAndEverythingRuns) {
+  auto q = NewBoundedTaskQueue(1, 2);
+  std::mutex mu;
+  std::condition_variable cv;
+  bool release = false;
+  std::atomic<int> ran{0};
+  auto blocker = [&] {
+    std::unique_lock<std::mutex> lock(mu);
+    cv.wait(lock, [&] { return release; });
+    ++ran;
+  };
+  q->enqueue(blocker);  // occupies the only worker
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  q->enqueue([&] { ++ran; });  // queued: 1 of 2
+  q->enqueue([&] { ++ran; });  // queued: 2 of 2
+  std::atomic<bool> fourth_returned{false};
+  std::thread producer([&] {
+    q->enqueue([&] { ++ran; });  // must wait for room
+    fourth_returned = true;
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  EXPECT_FALSE(fourth_returned.load()) << "the queue accepted more than max_pending";
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    release = true;
+  }
+  cv.notify_all();
+  producer.join();
+  EXPECT_TRUE(fourth_returned.load());
+  q->shutdown();  // drains, then joins
+  EXPECT_EQ(ran.load(), 4);
+}
+
 TEST(ExporterCache, ReusesBodyWithinMinInterval) {
   Context ctx{GlobalOptions{}, HostFs("/"), {}, std::cout, std::cerr};
   int n = 0;
@@ -134,6 +170,15 @@ TEST(ExporterCache, BackgroundPreflightAppearsWithoutScrapesRunningIt) {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
     body = cache.Body();
   }
+  // Scrapes never run preflight: its timestamp stays put however often /metrics is read.
+  auto stamp = [](const std::string& b) {
+    auto p = b.find("\nsparkops_preflight_last_run_timestamp_seconds ");
+    return p == std::string::npos ? std::string() : b.substr(p, b.find('\n', p + 1) - p);
+  };
+  std::string first = stamp(body);
+  EXPECT_FALSE(first.empty()) << body;
+  for (int i = 0; i < 20; ++i) EXPECT_EQ(stamp(cache.Body()), first);
+  EXPECT_GE(cache.collections(), 21u);
   cache.Stop();
   EXPECT_NE(body.find("sparkops_preflight_status{check=\"G3\""), std::string::npos) << body;
   EXPECT_NE(body.find("sparkops_collector_success{collector=\"preflight\"} 1"), std::string::npos);
@@ -248,16 +293,18 @@ TEST_F(LiveExporter, MalformedRequestsKeepItServing) {
 TEST_F(LiveExporter, ManyConcurrentClientsAllAnswered) {
   std::vector<std::thread> ts;
   std::atomic<int> ok{0};
-  for (int i = 0; i < 16; ++i)
+  // More clients at once than worker threads + queue slots (4 + 64): the rest wait in the listen
+  // backlog and are still answered.
+  for (int i = 0; i < 100; ++i)
     ts.emplace_back([&] {
       auto c = Client();
-      for (int j = 0; j < 10; ++j) {
+      for (int j = 0; j < 3; ++j) {
         auto r = c.Get("/metrics");
         if (r && r->status == 200) ++ok;
       }
     });
   for (auto& t : ts) t.join();
-  EXPECT_EQ(ok.load(), 160);
+  EXPECT_EQ(ok.load(), 300);
 }
 
 TEST(ExporterBinary, WideBindWarnsAndSigintStops) {

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 #include <httplib.h>
+#include <sys/socket.h>
 
 #include <condition_variable>
 #include <deque>
@@ -72,7 +73,6 @@ HttpReply Route(std::string_view method, std::string_view path, const std::funct
 }
 
 namespace {
-
 /// A fixed pool of worker threads whose queue holds at most `max_pending` accepted connections.
 /// When it is full, enqueue() blocks the accept loop, so further clients wait in the kernel's
 /// listen backlog instead of growing our memory (httplib 0.11's ThreadPool queue is unbounded).
@@ -126,11 +126,27 @@ class BoundedTaskQueue : public httplib::TaskQueue {
 
 }  // namespace
 
+std::unique_ptr<httplib::TaskQueue> NewBoundedTaskQueue(size_t threads, size_t max_pending) {
+  return std::make_unique<BoundedTaskQueue>(threads, max_pending);
+}
+
+namespace {
+
+/// httplib::Server with its listening socket reachable: 0.11 listens with a fixed backlog of 5,
+/// so a burst of clients beyond the bounded queue lost SYNs and waited seconds for retransmits.
+class Server : public httplib::Server {
+ public:
+  /// Re-arms listen() with `backlog` (Linux updates the backlog of a listening socket).
+  void SetBacklog(int backlog) { ::listen(svr_sock_.load(), backlog); }
+};
+
+}  // namespace
+
 Result<void> Serve(const ListenAddress& addr, const ServerLimits& limits,
                    const std::function<std::string()>& metrics, const std::atomic<bool>& stop,
                    const std::function<void(int port)>& on_listening) {
-  httplib::Server svr;
-  svr.new_task_queue = [limits] { return new BoundedTaskQueue(limits.threads, limits.max_pending); };
+  Server svr;
+  svr.new_task_queue = [limits] { return NewBoundedTaskQueue(limits.threads, limits.max_pending).release(); };
   svr.set_payload_max_length(limits.payload_max);
   svr.set_tcp_nodelay(true);  // header and body go out in separate writes: no Nagle/delayed-ACK 40 ms stall
   // SO_REUSEADDR only: httplib's default also sets SO_REUSEPORT, which would let a second process
@@ -161,6 +177,7 @@ Result<void> Serve(const ListenAddress& addr, const ServerLimits& limits,
     return IoError(fmt::format("--listen: cannot bind {}:{} (in use, or not an address of this machine)",
                                addr.host, port));
   }
+  svr.SetBacklog(static_cast<int>(limits.backlog));
   std::atomic<bool> listener_done{false};
   std::thread listener([&svr, &listener_done] {
     svr.listen_after_bind();

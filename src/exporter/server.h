@@ -3,10 +3,15 @@
 /// task queue that bounds pending connections, and the serving loop (cpp-httplib 0.11).
 #include <atomic>
 #include <functional>
+#include <memory>
 #include <string>
 #include <string_view>
 
 #include "base/error.h"
+
+namespace httplib {
+class TaskQueue;
+}
 
 namespace sparkops {
 
@@ -39,11 +44,17 @@ HttpReply Route(std::string_view method, std::string_view path, const std::funct
 struct ServerLimits {
   size_t threads = 4;             ///< connections served at once
   size_t max_pending = 64;        ///< accepted connections waiting for a thread; beyond: the kernel backlog
+  size_t backlog = 128;           ///< kernel listen backlog (connections not yet accepted)
   size_t payload_max = 1024;      ///< request body bytes (only GET is served; bodies are never read)
   int read_timeout_s = 5;         ///< per read on a connection
   int keep_alive_timeout_s = 2;   ///< idle keep-alive connection is closed after this
   size_t keep_alive_max = 100;    ///< requests per connection
 };
+
+/// cpp-httplib task queue with `threads` workers holding at most `max_pending` queued connections:
+/// enqueue() blocks while the queue is full (the accept loop then stops accepting, and further
+/// clients wait in the kernel's listen backlog). shutdown() runs what is queued, then joins.
+std::unique_ptr<httplib::TaskQueue> NewBoundedTaskQueue(size_t threads, size_t max_pending);
 
 /// Serves until `stop` becomes true (checked every 100 ms) or the listener fails. `on_listening`
 /// gets the bound port once the socket is listening. Returns an error when the address cannot be
