@@ -1,12 +1,117 @@
-#include "cli/commands.h"
+#include <fmt/format.h>
+#include <pthread.h>
+#include <signal.h>
+
+#include <atomic>
+#include <cmath>
+#include <thread>
+
 #include "base/error.h"
+#include "cli/commands.h"
+#include "cli/flags.h"
+#include "exporter/metrics_cache.h"
+#include "exporter/server.h"
 
 namespace sparkops {
 
-// Placeholder until the command is built.
-int CmdExporter(Context& ctx, const std::vector<std::string>&) {
-  ctx.err << "sparkops exporter: not implemented in this build\n";
-  return kExitUsage;
+namespace {
+
+/// Blocks SIGTERM/SIGINT in every thread started from here on and turns their delivery into
+/// `stop = true` from one watcher thread (sigtimedwait), so shutdown is a normal return path.
+class StopOnSignals {
+ public:
+  explicit StopOnSignals(std::atomic<bool>& stop) : stop_(stop) {
+    sigemptyset(&set_);
+    sigaddset(&set_, SIGTERM);
+    sigaddset(&set_, SIGINT);
+    pthread_sigmask(SIG_BLOCK, &set_, &old_);
+    watcher_ = std::thread([this] {
+      timespec tick{0, 100 * 1000 * 1000};
+      while (!stop_.load() && !done_.load())
+        if (sigtimedwait(&set_, nullptr, &tick) > 0) stop_ = true;
+    });
+  }
+  ~StopOnSignals() {
+    done_ = true;
+    watcher_.join();
+    pthread_sigmask(SIG_SETMASK, &old_, nullptr);
+  }
+
+ private:
+  std::atomic<bool>& stop_;
+  std::atomic<bool> done_{false};
+  sigset_t set_, old_;
+  std::thread watcher_;
+};
+
+std::chrono::milliseconds Millis(double seconds) {
+  return std::chrono::milliseconds(static_cast<int64_t>(std::llround(seconds * 1000.0)));
+}
+
+}  // namespace
+
+int CmdExporter(Context& ctx, const std::vector<std::string>& args) {
+  auto app = NewApp("exporter",
+                    "Serve GPU, unified-memory, workload and preflight metrics for Prometheus on GET /metrics.\n"
+                    "Read-only; binds 127.0.0.1 unless --listen says otherwise. Stops cleanly on SIGTERM/SIGINT.");
+  std::string listen = "127.0.0.1:9842";
+  double preflight_interval = 300, min_interval = 1;
+  bool once = false;
+  app->add_option("--listen", listen, "HOST:PORT to serve on (port 0 picks a free one)")->capture_default_str();
+  app->add_option("--preflight-interval", preflight_interval,
+                  "seconds between background preflight runs (G1..G10); 0 disables")->capture_default_str();
+  app->add_option("--min-interval", min_interval,
+                  "seconds a collected /metrics body is reused before the next scrape re-reads the host")->capture_default_str();
+  app->add_flag("--once", once, "print one /metrics body to stdout (preflight included) and exit");
+  if (auto rc = ParseFlags(*app, args, ctx)) return *rc;
+  if (!(preflight_interval >= 0) || preflight_interval > 86400) {
+    ctx.err << "sparkops exporter: --preflight-interval: expected 0..86400 seconds\n";
+    return kExitUsage;
+  }
+  if (!(min_interval >= 0) || min_interval > 3600) {
+    ctx.err << "sparkops exporter: --min-interval: expected 0..3600 seconds\n";
+    return kExitUsage;
+  }
+
+  CacheOptions copts{Millis(min_interval), Millis(preflight_interval)};
+  if (once) {
+    Collection c = CollectAll(ctx);
+    if (preflight_interval > 0) {
+      auto t0 = std::chrono::steady_clock::now();
+      c.inputs.preflight = RunPreflight(ctx, c.gpu, c.mem);
+      c.inputs.collectors.push_back(
+          {"preflight", true, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), ""});
+    }
+    ctx.out << RenderMetrics(c.inputs);
+    return kExitOk;
+  }
+
+  auto addr = ParseListenAddress(listen);
+  if (!addr) {
+    ctx.err << "sparkops exporter: " << addr.error().message << "\n";
+    return kExitUsage;
+  }
+  if (!IsLoopbackHost(addr->host))
+    ctx.err << fmt::format(
+        "sparkops exporter: warning: listening on {}, not loopback: anyone who can reach this address can read "
+        "the metrics (no authentication); restrict it with a firewall\n",
+        listen);
+
+  std::atomic<bool> stop{false};
+  StopOnSignals signals(stop);  // before any thread starts, so all of them inherit the mask
+  MetricsCache cache(ctx, copts);
+  cache.StartPreflight();
+  auto served = Serve(*addr, ServerLimits{}, [&cache] { return cache.Body(); }, stop, [&](int port) {
+    std::string host = addr->host.find(':') != std::string::npos ? "[" + addr->host + "]" : addr->host;
+    ctx.out << fmt::format("sparkops exporter: serving http://{}:{}/metrics\n", host, port) << std::flush;
+  });
+  cache.Stop();
+  if (!served) {
+    ctx.err << "sparkops exporter: " << served.error().message << "\n";
+    return kExitProblem;
+  }
+  ctx.out << "sparkops exporter: stopped\n" << std::flush;
+  return kExitOk;
 }
 
 }  // namespace sparkops

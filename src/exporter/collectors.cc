@@ -1,0 +1,103 @@
+#include "exporter/collectors.h"
+
+#include <chrono>
+
+#include "host/meminfo.h"
+#include "host/pressure.h"
+
+namespace sparkops {
+
+namespace {
+
+/// Times `fn` (which returns an error message, empty on success) into a CollectorStatus.
+template <typename Fn>
+CollectorStatus Timed(const char* name, Fn&& fn) {
+  auto t0 = std::chrono::steady_clock::now();
+  std::string error = fn();
+  auto t1 = std::chrono::steady_clock::now();
+  CollectorStatus s;
+  s.name = name;
+  s.success = error.empty();
+  s.error = std::move(error);
+  s.duration_s = std::chrono::duration<double>(t1 - t0).count();
+  return s;
+}
+
+}  // namespace
+
+CollectorStatus CollectGpu(const Context& ctx, GpuSnapshot& out) {
+  return Timed("gpu", [&]() -> std::string {
+    out = ReadGpuSnapshot(ctx);
+    if (out.any()) return "";
+    return out.why_none.empty() ? std::string("no GPU readable") : out.why_none;
+  });
+}
+
+CollectorStatus CollectMemory(const Context& ctx, std::optional<MemInfo>& out) {
+  return Timed("memory", [&]() -> std::string {
+    auto m = ReadMemInfo(ctx.fs);
+    if (!m) return m.error().message;
+    out = *m;
+    return "";
+  });
+}
+
+CollectorStatus CollectPressure(const Context& ctx, std::optional<double>& out) {
+  return Timed("pressure", [&]() -> std::string {
+    auto p = ReadMemoryPressureSomeAvg10(ctx.fs);
+    if (p) {
+      out = *p;
+      return "";
+    }
+    if (p.error().kind == Error::Kind::kNotFound) return "";  // no PSI in this kernel: nothing to read
+    return p.error().message;
+  });
+}
+
+CollectorStatus CollectWorkloads(const Context&, std::vector<WorkloadInfo>& out) {
+  return Timed("workloads", [&]() -> std::string {
+    out.clear();  // wired to the `ps` classification at merge
+    return "";
+  });
+}
+
+std::optional<uint64_t> GpuAttributedBytes(const GpuSnapshot& snap) {
+  if (!snap.any()) return std::nullopt;
+  uint64_t sum = 0;
+  bool any_value = false, any_process = false;
+  for (const GpuReading& g : snap.gpus)
+    for (const GpuProcess& p : g.processes) {
+      any_process = true;
+      if (p.used_bytes) sum += *p.used_bytes, any_value = true;
+    }
+  if (any_process && !any_value) return std::nullopt;  // processes listed, none with a size
+  return sum;  // no process on a readable GPU: a real 0
+}
+
+Collection CollectAll(const Context& ctx) {
+  Collection c;
+  Sample s;
+  s.time = std::chrono::system_clock::now();
+  c.inputs.collectors.push_back(CollectGpu(ctx, c.gpu));
+  c.inputs.collectors.push_back(CollectMemory(ctx, c.mem));
+  c.inputs.collectors.push_back(CollectPressure(ctx, s.mem_pressure_some_avg10));
+  c.inputs.collectors.push_back(CollectWorkloads(ctx, c.inputs.workloads));
+  c.inputs.gpus = c.gpu.gpus;
+  if (!c.gpu.gpus.empty()) s.gpu = c.gpu.gpus.front();
+  s.mem = c.mem;
+  s.gpu_attributed_bytes = GpuAttributedBytes(c.gpu);
+  c.inputs.sample = std::move(s);
+  return c;
+}
+
+PreflightSnapshot RunPreflight(const Context& ctx, const GpuSnapshot& gpu, const std::optional<MemInfo>& mem) {
+  HostFacts facts(ctx, PreflightOptions{});
+  facts.SetGpu(gpu);
+  if (mem) facts.SetMemInfo(*mem);
+  PreflightSnapshot snap;
+  for (const CheckDef& c : AllChecks()) snap.results.push_back(c.run(facts));
+  snap.finished = std::chrono::system_clock::now();
+  return snap;
+}
+
+}  // namespace sparkops

@@ -1,0 +1,42 @@
+#pragma once
+/// The exporter's data sources, each behind one function so the lead can swap in the sampler's,
+/// the workload classifier's and preflight's own readers. Every collector reports its own
+/// success and wall time; a failing one costs its series, never the scrape.
+#include <optional>
+#include <vector>
+
+#include "cli/context.h"
+#include "host/gpu.h"
+#include "report/prometheus.h"
+
+namespace sparkops {
+
+/// What one collection round produced (the inputs minus preflight).
+struct Collection {
+  GpuSnapshot gpu;                        ///< kept for the background preflight run
+  std::optional<MemInfo> mem;             ///< kept for the background preflight run
+  ExporterInputs inputs;
+};
+
+/// GPU + memory + PSI + workloads, each timed. `now` is stamped on the sample.
+Collection CollectAll(const Context& ctx);
+
+/// GPU readings: ReadGpuSnapshot(ctx). Success when at least one GPU was read.
+CollectorStatus CollectGpu(const Context& ctx, GpuSnapshot& out);
+/// /proc/meminfo through ReadMemInfo(ctx.fs).
+CollectorStatus CollectMemory(const Context& ctx, std::optional<MemInfo>& out);
+/// /proc/pressure/memory "some avg10" (percent). A kernel without PSI is success with no value.
+CollectorStatus CollectPressure(const Context& ctx, std::optional<double>& out);
+/// SEAM for the lead: the `ps` workload classification (kind, pid, verdict, pool bytes).
+/// Returns an empty list in this branch.
+CollectorStatus CollectWorkloads(const Context& ctx, std::vector<WorkloadInfo>& out);
+
+/// SEAM: Σ per-process GPU memory over every GPU; absent when no process reported a value and no
+/// GPU was read. The sampler's own figure replaces this once merged.
+std::optional<uint64_t> GpuAttributedBytes(const GpuSnapshot& snap);
+
+/// Runs G1..G10 (AllChecks) over the given GPU snapshot and meminfo (so preflight never reads NVML
+/// concurrently with a scrape). Never throws; a check's own failure is its status.
+PreflightSnapshot RunPreflight(const Context& ctx, const GpuSnapshot& gpu, const std::optional<MemInfo>& mem);
+
+}  // namespace sparkops

@@ -1,0 +1,60 @@
+#pragma once
+/// The /metrics body, cached: a scrape re-collects only when the cached body is older than
+/// `min_interval` (default 1 s), so N scrapers cost one collection per second. Preflight runs in
+/// its own background thread every `preflight_interval` (never per scrape).
+#include <chrono>
+#include <condition_variable>
+#include <functional>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+
+#include "exporter/collectors.h"
+
+namespace sparkops {
+
+struct CacheOptions {
+  std::chrono::milliseconds min_interval{1000};          ///< reuse a body younger than this
+  std::chrono::milliseconds preflight_interval{300000};  ///< 0: preflight never runs
+};
+
+class MetricsCache {
+ public:
+  /// `collect` defaults to CollectAll(ctx); tests may pass their own.
+  MetricsCache(const Context& ctx, CacheOptions opts, std::function<Collection()> collect = nullptr);
+  ~MetricsCache();
+  MetricsCache(const MetricsCache&) = delete;
+  MetricsCache& operator=(const MetricsCache&) = delete;
+
+  /// The current body; thread-safe. Concurrent scrapes during a collection wait for it and share it.
+  std::string Body();
+  /// Starts the background preflight thread (no-op when preflight_interval is 0).
+  void StartPreflight();
+  /// Stops and joins the preflight thread (a check in progress finishes first).
+  void Stop();
+  /// Number of collections so far (for tests and the benchmark).
+  uint64_t collections() const;
+
+ private:
+  void PreflightLoop();
+
+  const Context& ctx_;
+  CacheOptions opts_;
+  std::function<Collection()> collect_;
+
+  mutable std::mutex mu_;  // guards everything below
+  std::string body_;
+  std::optional<std::chrono::steady_clock::time_point> collected_at_;
+  GpuSnapshot last_gpu_;
+  std::optional<MemInfo> last_mem_;
+  bool have_facts_ = false;
+  std::optional<PreflightSnapshot> preflight_;
+  std::optional<CollectorStatus> preflight_status_;
+  uint64_t collections_ = 0;
+  bool stop_ = false;
+  std::condition_variable cv_;
+  std::thread preflight_thread_;
+};
+
+}  // namespace sparkops

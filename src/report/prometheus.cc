@@ -1,0 +1,213 @@
+#include "report/prometheus.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+
+namespace sparkops {
+
+const std::vector<MetricFamily>& MetricFamilies() {
+  static const std::vector<MetricFamily> kFamilies = {
+      {"sparkops_gpu_info", "gauge", "GPU identity (value 1): name and driver version as labels."},
+      {"sparkops_gpu_temperature_celsius", "gauge", "GPU temperature in degrees Celsius."},
+      {"sparkops_gpu_power_watts", "gauge", "GPU power draw in watts."},
+      {"sparkops_gpu_power_limit_watts", "gauge", "GPU enforced power limit in watts (not reported on GB10)."},
+      {"sparkops_gpu_sm_clock_hertz", "gauge", "Current SM clock in hertz."},
+      {"sparkops_gpu_sm_clock_max_hertz", "gauge", "Maximum SM clock in hertz."},
+      {"sparkops_gpu_utilization_ratio", "gauge", "GPU utilization, 0 to 1."},
+      {"sparkops_gpu_energy_joules_total", "counter", "GPU energy consumed since the driver was loaded, joules."},
+      {"sparkops_gpu_clock_event_reason", "gauge",
+       "1 when the NVML clock-event reason is active, else 0 (one series per reason)."},
+      {"sparkops_gpu_throttled", "gauge",
+       "1 when a throttling clock-event reason (sw_power_cap, hw_slowdown, sw_thermal, hw_thermal, "
+       "hw_power_brake) is active."},
+      {"sparkops_gpu_pd_degraded", "gauge",
+       "1 when the SM clock is below 1400 MHz at 80% or more utilization with no clock-event reason "
+       "(power-delivery degraded suspect)."},
+      {"sparkops_gpu_thermal_signature", "gauge",
+       "1 when the sampler saw temperature climbing while power stayed flat."},
+      {"sparkops_gpu_unified_memory", "gauge", "1 when the GPU reports no memory of its own (GB10 unified pool)."},
+      {"sparkops_gpu_memory_total_bytes", "gauge", "Device memory total in bytes (absent on unified-memory GPUs)."},
+      {"sparkops_gpu_memory_used_bytes", "gauge", "Device memory used in bytes (absent on unified-memory GPUs)."},
+      {"sparkops_gpu_attributed_memory_bytes", "gauge",
+       "Sum of the memory NVML attributes to processes on this host's GPUs, bytes."},
+      {"sparkops_memory_total_bytes", "gauge", "MemTotal from /proc/meminfo, bytes."},
+      {"sparkops_memory_available_bytes", "gauge", "MemAvailable from /proc/meminfo, bytes."},
+      {"sparkops_memory_free_bytes", "gauge", "MemFree from /proc/meminfo, bytes."},
+      {"sparkops_memory_page_cache_bytes", "gauge", "Reclaimable page cache (Cached + Buffers - Shmem), bytes."},
+      {"sparkops_memory_swap_total_bytes", "gauge", "SwapTotal from /proc/meminfo, bytes."},
+      {"sparkops_memory_swap_used_bytes", "gauge", "SwapTotal - SwapFree, bytes."},
+      {"sparkops_memory_pressure_some_avg10_ratio", "gauge",
+       "Memory pressure stall, some tasks, 10 s average (/proc/pressure/memory), 0 to 1."},
+      {"sparkops_workload_running", "gauge", "1 for each classified ML process (labels kind, pid, verdict)."},
+      {"sparkops_workload_pool_bytes", "gauge", "A classified ML process's use of the memory pool, bytes."},
+      {"sparkops_preflight_status", "gauge",
+       "1 for the status of each preflight check at its last background run, 0 for the other statuses."},
+      {"sparkops_preflight_last_run_timestamp_seconds", "gauge",
+       "Unix time when the last background preflight run finished."},
+      {"sparkops_sample_timestamp_seconds", "gauge", "Unix time when the served readings were taken."},
+      {"sparkops_collector_success", "gauge", "1 when the collector's last run succeeded, else 0."},
+      {"sparkops_collector_duration_seconds", "gauge", "Wall time of the collector's last run, seconds."},
+  };
+  return kFamilies;
+}
+
+const std::vector<ClockEventReason>& ClockEventReasons() {
+  // NVML nvmlClocksEventReason* bits (research nvml-api §4); labels as dcgm-exporter's clock_event.
+  static const std::vector<ClockEventReason> kReasons = {
+      {0x1, "gpu_idle", false},      {0x2, "clocks_setting", false}, {0x4, "sw_power_cap", true},
+      {0x8, "hw_slowdown", true},    {0x10, "sync_boost", false},    {0x20, "sw_thermal", true},
+      {0x40, "hw_thermal", true},    {0x80, "hw_power_brake", true}, {0x100, "display_clocks", false},
+  };
+  return kReasons;
+}
+
+GpuStates DeriveGpuStates(const GpuReading& g, const std::vector<std::string>& events) {
+  auto has_event = [&](std::string_view e) { return std::find(events.begin(), events.end(), e) != events.end(); };
+  GpuStates s;
+  if (g.clock_event_reasons) {
+    uint64_t mask = 0;
+    for (const auto& r : ClockEventReasons())
+      if (r.throttling) mask |= r.bit;
+    s.throttled = (*g.clock_event_reasons & mask) != 0;
+    // "No reason bit" means no throttling bit: gpu_idle contradicts >= 80 % util anyway.
+    if (g.sm_clock_mhz && g.util_pct)
+      s.pd_degraded = *g.sm_clock_mhz < kPdDegradedClockMhz && *g.util_pct >= kPdDegradedMinUtilPct &&
+                      (*g.clock_event_reasons & mask) == 0;
+  }
+  if (has_event("pd_degraded")) s.pd_degraded = true;
+  if (has_event("thermal_signature")) s.thermal_signature = true;
+  return s;
+}
+
+std::string EscapeLabelValue(const std::string& v) {
+  std::string out;
+  out.reserve(v.size());
+  for (char c : v) {
+    if (c == '\\') out += "\\\\";
+    else if (c == '"') out += "\\\"";
+    else if (c == '\n') out += "\\n";
+    else out += c;
+  }
+  return out;
+}
+
+namespace {
+
+using Labels = std::vector<std::pair<std::string, std::string>>;
+
+/// Collects series per family; Render() writes them in MetricFamilies() order with HELP/TYPE.
+class Builder {
+ public:
+  void Add(const char* family, const Labels& labels, const std::string& value) {
+    std::string line = family;
+    if (!labels.empty()) {
+      line += '{';
+      for (size_t i = 0; i < labels.size(); ++i) {
+        if (i) line += ',';
+        line += fmt::format("{}=\"{}\"", labels[i].first, EscapeLabelValue(labels[i].second));
+      }
+      line += '}';
+    }
+    line += ' ';
+    line += value;
+    line += '\n';
+    series_[family] += line;
+  }
+  /// 15 significant digits: exact for every reading (mJ energy counters too) without binary noise.
+  void Add(const char* family, const Labels& labels, double v) { Add(family, labels, fmt::format("{:.15g}", v)); }
+  void Add(const char* family, const Labels& labels, uint64_t v) { Add(family, labels, fmt::format("{}", v)); }
+  void Add(const char* family, const Labels& labels, bool v) { Add(family, labels, std::string(v ? "1" : "0")); }
+
+  std::string Render() const {
+    std::string out;
+    for (const MetricFamily& f : MetricFamilies()) {
+      auto it = series_.find(f.name);
+      if (it == series_.end()) continue;
+      out += fmt::format("# HELP {} {}\n# TYPE {} {}\n", f.name, f.help, f.name, f.type);
+      out += it->second;
+    }
+    return out;
+  }
+
+ private:
+  std::map<std::string, std::string> series_;
+};
+
+double UnixSeconds(SysTime t) { return static_cast<double>(ToUnixMillis(t)) / 1000.0; }
+
+void AddGpu(Builder& b, const GpuReading& g, const std::vector<std::string>& events) {
+  const Labels id = {{"gpu", std::to_string(g.index)}, {"uuid", g.uuid}};
+  Labels info = id;
+  info.emplace_back("name", g.name);
+  if (g.driver_version) info.emplace_back("driver_version", *g.driver_version);
+  b.Add("sparkops_gpu_info", info, true);
+  if (g.temp_c) b.Add("sparkops_gpu_temperature_celsius", id, *g.temp_c);
+  if (g.power_w) b.Add("sparkops_gpu_power_watts", id, *g.power_w);
+  if (g.power_limit_w) b.Add("sparkops_gpu_power_limit_watts", id, *g.power_limit_w);
+  if (g.sm_clock_mhz) b.Add("sparkops_gpu_sm_clock_hertz", id, uint64_t{*g.sm_clock_mhz} * 1000000);
+  if (g.sm_clock_max_mhz) b.Add("sparkops_gpu_sm_clock_max_hertz", id, uint64_t{*g.sm_clock_max_mhz} * 1000000);
+  if (g.util_pct) b.Add("sparkops_gpu_utilization_ratio", id, *g.util_pct / 100.0);
+  if (g.energy_mj) b.Add("sparkops_gpu_energy_joules_total", id, static_cast<double>(*g.energy_mj) / 1000.0);
+  if (g.clock_event_reasons) {
+    for (const auto& r : ClockEventReasons()) {
+      Labels l = id;
+      l.emplace_back("reason", r.label);
+      b.Add("sparkops_gpu_clock_event_reason", l, (*g.clock_event_reasons & r.bit) != 0);
+    }
+  }
+  GpuStates s = DeriveGpuStates(g, events);
+  if (s.throttled) b.Add("sparkops_gpu_throttled", id, *s.throttled);
+  if (s.pd_degraded) b.Add("sparkops_gpu_pd_degraded", id, *s.pd_degraded);
+  if (s.thermal_signature) b.Add("sparkops_gpu_thermal_signature", id, *s.thermal_signature);
+  b.Add("sparkops_gpu_unified_memory", id, g.unified_memory);
+  if (g.mem_total_bytes) b.Add("sparkops_gpu_memory_total_bytes", id, *g.mem_total_bytes);
+  if (g.mem_used_bytes) b.Add("sparkops_gpu_memory_used_bytes", id, *g.mem_used_bytes);
+}
+
+void AddMemory(Builder& b, const MemInfo& m) {
+  if (m.total) b.Add("sparkops_memory_total_bytes", {}, *m.total);
+  if (m.available) b.Add("sparkops_memory_available_bytes", {}, *m.available);
+  if (m.free) b.Add("sparkops_memory_free_bytes", {}, *m.free);
+  if (auto pc = m.PageCache()) b.Add("sparkops_memory_page_cache_bytes", {}, *pc);
+  if (m.swap_total) b.Add("sparkops_memory_swap_total_bytes", {}, *m.swap_total);
+  if (auto su = m.SwapUsed()) b.Add("sparkops_memory_swap_used_bytes", {}, *su);
+}
+
+}  // namespace
+
+std::string RenderMetrics(const ExporterInputs& in) {
+  Builder b;
+  static const std::vector<std::string> kNoEvents;
+  for (size_t i = 0; i < in.gpus.size(); ++i)
+    AddGpu(b, in.gpus[i], i == 0 && in.sample ? in.sample->events : kNoEvents);
+  if (in.sample) {
+    const Sample& s = *in.sample;
+    if (s.gpu_attributed_bytes) b.Add("sparkops_gpu_attributed_memory_bytes", {}, *s.gpu_attributed_bytes);
+    if (s.mem) AddMemory(b, *s.mem);
+    if (s.mem_pressure_some_avg10)
+      b.Add("sparkops_memory_pressure_some_avg10_ratio", {}, *s.mem_pressure_some_avg10 / 100.0);
+    b.Add("sparkops_sample_timestamp_seconds", {}, UnixSeconds(s.time));
+  }
+  for (const WorkloadInfo& w : in.workloads) {
+    const Labels l = {{"kind", w.kind}, {"pid", std::to_string(w.pid)}, {"verdict", w.verdict}};
+    b.Add("sparkops_workload_running", l, true);
+    if (w.pool_bytes) b.Add("sparkops_workload_pool_bytes", l, *w.pool_bytes);
+  }
+  if (in.preflight) {
+    static const CheckStatus kAll[] = {CheckStatus::kPass, CheckStatus::kFail, CheckStatus::kWarn,
+                                       CheckStatus::kSkip, CheckStatus::kInfo};
+    for (const CheckResult& r : in.preflight->results)
+      for (CheckStatus st : kAll)
+        b.Add("sparkops_preflight_status", {{"check", r.id}, {"status", StatusName(st)}}, r.status == st);
+    b.Add("sparkops_preflight_last_run_timestamp_seconds", {}, UnixSeconds(in.preflight->finished));
+  }
+  for (const CollectorStatus& c : in.collectors) {
+    b.Add("sparkops_collector_success", {{"collector", c.name}}, c.success);
+    b.Add("sparkops_collector_duration_seconds", {{"collector", c.name}}, c.duration_s);
+  }
+  return b.Render();
+}
+
+}  // namespace sparkops

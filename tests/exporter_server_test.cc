@@ -1,0 +1,339 @@
+#include <arpa/inet.h>
+#include <gtest/gtest.h>
+#include <httplib.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <condition_variable>
+#include <mutex>
+
+#include "exporter/collectors.h"
+#include "exporter/metrics_cache.h"
+#include "exporter/server.h"
+#include "exporter_child.h"
+#include "test_util.h"
+
+namespace sparkops {
+namespace {
+
+using testing::Child;
+using testing::Fixture;
+using testing::RunInProcess;
+using testing::SparkopsBin;
+
+TEST(ExporterRoute, MethodsAndPaths) {
+  int calls = 0;
+  auto metrics = [&] {
+    ++calls;
+    return std::string("sparkops_x 1\n");
+  };
+  struct Case {
+    const char* method;
+    const char* path;
+    int status;
+  } cases[] = {{"GET", "/metrics", 200}, {"HEAD", "/metrics", 200}, {"GET", "/", 200},
+               {"POST", "/metrics", 405}, {"PUT", "/", 405},       {"DELETE", "/metrics", 405},
+               {"OPTIONS", "/metrics", 405}, {"GET", "/metrics/", 404}, {"GET", "/favicon.ico", 404},
+               {"POST", "/nope", 404},    {"GET", "", 404},        {"GET", "/METRICS", 404}};
+  for (const Case& c : cases) {
+    HttpReply r = Route(c.method, c.path, metrics);
+    EXPECT_EQ(r.status, c.status) << c.method << " " << c.path;
+    EXPECT_EQ(r.allow.empty(), c.status != 405) << c.method << " " << c.path;
+  }
+  EXPECT_EQ(calls, 2);  // the collector runs only for GET/HEAD /metrics
+  HttpReply m = Route("GET", "/metrics", metrics);
+  EXPECT_EQ(m.content_type, kMetricsContentType);
+  EXPECT_EQ(m.body, "sparkops_x 1\n");
+  EXPECT_NE(Route("GET", "/", metrics).body.find("href=\"/metrics\""), std::string::npos);
+}
+
+TEST(ExporterListen, ParsesAndRejects) {
+  auto a = ParseListenAddress("127.0.0.1:9842");
+  ASSERT_TRUE(a.has_value());
+  EXPECT_EQ(a->host, "127.0.0.1");
+  EXPECT_EQ(a->port, 9842);
+  auto v6 = ParseListenAddress("[::1]:0");
+  ASSERT_TRUE(v6.has_value());
+  EXPECT_EQ(v6->host, "::1");
+  EXPECT_EQ(v6->port, 0);
+  for (const char* bad : {"", "9842", ":9842", "127.0.0.1:", "127.0.0.1:65536", "127.0.0.1:-1", "::1:80",
+                          "[::1]9842", "host:port"}) {
+    auto r = ParseListenAddress(bad);
+    ASSERT_FALSE(r.has_value()) << bad;
+    EXPECT_NE(r.error().message.find("--listen"), std::string::npos);
+  }
+  EXPECT_TRUE(IsLoopbackHost("127.0.0.1"));
+  EXPECT_TRUE(IsLoopbackHost("::1"));
+  EXPECT_TRUE(IsLoopbackHost("localhost"));
+  EXPECT_FALSE(IsLoopbackHost("0.0.0.0"));
+  EXPECT_FALSE(IsLoopbackHost("192.168.1.20"));
+  EXPECT_FALSE(IsLoopbackHost("::"));
+}
+
+TEST(ExporterCli, BadFlagsAreUsageErrors) {
+  EXPECT_EQ(RunInProcess({"exporter", "--listen", "nonsense"}).rc, 2);
+  EXPECT_NE(RunInProcess({"exporter", "--listen", "nonsense"}).err.find("--listen"), std::string::npos);
+  EXPECT_EQ(RunInProcess({"exporter", "--preflight-interval", "-1"}).rc, 2);
+  EXPECT_EQ(RunInProcess({"exporter", "--min-interval", "x"}).rc, 2);
+}
+
+TEST(ExporterCli, OnceFromFixtureReportsMeminfoInBytes) {
+  auto r = RunInProcess({"--root", Fixture("gb10"), "exporter", "--once", "--preflight-interval", "0"});
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_NE(r.out.find("sparkops_memory_total_bytes 130663165952\n"), std::string::npos) << r.out;  // 127600748 kB
+  EXPECT_NE(r.out.find("sparkops_memory_available_bytes 121411960832\n"), std::string::npos);      // 118566368 kB
+  EXPECT_NE(r.out.find("sparkops_collector_success{collector=\"memory\"} 1\n"), std::string::npos);
+  // --root implies no NVML: the GPU collector fails, costing only its own series.
+  EXPECT_NE(r.out.find("sparkops_collector_success{collector=\"gpu\"} 0\n"), std::string::npos);
+  EXPECT_EQ(r.out.find("sparkops_gpu_temperature_celsius"), std::string::npos);
+  EXPECT_EQ(r.out.find("sparkops_preflight_status"), std::string::npos);
+}
+
+TEST(ExporterCli, OnceRunsPreflightAndAMissingMeminfoCostsOnlyItsSeries) {
+  testing::TempDir empty;  // a host with no /proc at all
+  auto r = RunInProcess({"--root", empty.path(), "exporter", "--once"});
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_NE(r.out.find("sparkops_collector_success{collector=\"memory\"} 0\n"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("sparkops_memory_total_bytes"), std::string::npos);
+  EXPECT_NE(r.out.find("sparkops_preflight_status{check=\"G1\""), std::string::npos);
+  EXPECT_NE(r.out.find("sparkops_preflight_status{check=\"G10\""), std::string::npos);
+  EXPECT_NE(r.out.find("sparkops_collector_success{collector=\"preflight\"} 1\n"), std::string::npos);
+}
+
+TEST(ExporterTaskQueue, EnqueueBlocksWhenFullAndEverythingRuns) {
+  auto q = NewBoundedTaskQueue(1, 2);
+  std::mutex mu;
+  std::condition_variable cv;
+  bool release = false;
+  std::atomic<int> ran{0};
+  auto blocker = [&] {
+    std::unique_lock<std::mutex> lock(mu);
+    cv.wait(lock, [&] { return release; });
+    ++ran;
+  };
+  q->enqueue(blocker);  // occupies the only worker
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  q->enqueue([&] { ++ran; });  // queued: 1 of 2
+  q->enqueue([&] { ++ran; });  // queued: 2 of 2
+  std::atomic<bool> fourth_returned{false};
+  std::thread producer([&] {
+    q->enqueue([&] { ++ran; });  // must wait for room
+    fourth_returned = true;
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  EXPECT_FALSE(fourth_returned.load()) << "the queue accepted more than max_pending";
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    release = true;
+  }
+  cv.notify_all();
+  producer.join();
+  EXPECT_TRUE(fourth_returned.load());
+  q->shutdown();  // drains, then joins
+  EXPECT_EQ(ran.load(), 4);
+}
+
+TEST(ExporterCache, ReusesBodyWithinMinInterval) {
+  Context ctx{GlobalOptions{}, HostFs("/"), {}, std::cout, std::cerr};
+  int n = 0;
+  MetricsCache cache(ctx, CacheOptions{std::chrono::milliseconds(60000), std::chrono::milliseconds(0)}, [&] {
+    Collection c;
+    Sample s;
+    MemInfo m;
+    m.total = static_cast<uint64_t>(++n);
+    s.mem = m;
+    c.inputs.sample = s;
+    return c;
+  });
+  std::string a = cache.Body(), b = cache.Body();
+  EXPECT_EQ(a, b);
+  EXPECT_EQ(cache.collections(), 1u);
+  EXPECT_NE(a.find("sparkops_memory_total_bytes 1\n"), std::string::npos);
+  MetricsCache fresh(ctx, CacheOptions{std::chrono::milliseconds(0), std::chrono::milliseconds(0)}, [&] {
+    Collection c;
+    c.inputs.collectors.push_back({"x", true, 0, ""});
+    return c;
+  });
+  fresh.Body();
+  fresh.Body();
+  EXPECT_EQ(fresh.collections(), 2u);
+}
+
+TEST(ExporterCache, BackgroundPreflightAppearsWithoutScrapesRunningIt) {
+  testing::TempDir empty;
+  Context ctx{GlobalOptions{empty.path(), "none", "none", false}, HostFs(empty.path()), {}, std::cout, std::cerr};
+  MetricsCache cache(ctx, CacheOptions{std::chrono::milliseconds(0), std::chrono::milliseconds(3600000)});
+  cache.StartPreflight();
+  std::string body;
+  for (int i = 0; i < 100 && body.find("sparkops_preflight_status") == std::string::npos; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    body = cache.Body();
+  }
+  // Scrapes never run preflight: its timestamp stays put however often /metrics is read.
+  auto stamp = [](const std::string& b) {
+    auto p = b.find("\nsparkops_preflight_last_run_timestamp_seconds ");
+    return p == std::string::npos ? std::string() : b.substr(p, b.find('\n', p + 1) - p);
+  };
+  std::string first = stamp(body);
+  EXPECT_FALSE(first.empty()) << body;
+  for (int i = 0; i < 20; ++i) EXPECT_EQ(stamp(cache.Body()), first);
+  EXPECT_GE(cache.collections(), 21u);
+  cache.Stop();
+  EXPECT_NE(body.find("sparkops_preflight_status{check=\"G3\""), std::string::npos) << body;
+  EXPECT_NE(body.find("sparkops_collector_success{collector=\"preflight\"} 1"), std::string::npos);
+}
+
+/// The exporter binary on a free loopback port, stopped with SIGTERM at the end.
+class LiveExporter : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    child_ = std::make_unique<Child>(std::vector<std::string>{SparkopsBin(), "--root", Fixture("gb10"), "exporter",
+                                                              "--listen", "127.0.0.1:0", "--preflight-interval", "0"});
+    ASSERT_TRUE(child_->started());
+    auto line = child_->ReadLine(10000);
+    ASSERT_TRUE(line.has_value()) << "exporter printed no address";
+    auto pos = line->find("http://127.0.0.1:");
+    ASSERT_NE(pos, std::string::npos) << *line;
+    port_ = std::stoi(line->substr(pos + 17));
+  }
+  void TearDown() override {
+    if (!child_ || !child_->started()) return;
+    auto st = child_->Stop(SIGTERM, 5000);
+    ASSERT_TRUE(st.has_value()) << "exporter did not stop on SIGTERM";
+    EXPECT_TRUE(WIFEXITED(*st) && WEXITSTATUS(*st) == 0) << *st;
+  }
+  /// Sends raw bytes on a fresh connection; returns what came back until the reply's header block
+  /// was complete, the server closed, or 1 s passed (the server may hold a half request open).
+  std::string Raw(const std::string& bytes) const {
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_port = htons(static_cast<uint16_t>(port_));
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    std::string got;
+    if (connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0) {
+      timeval tv{1, 0};
+      setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+      (void)!send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL);
+      char buf[4096];
+      for (ssize_t n; got.find("\r\n\r\n") == std::string::npos && (n = read(fd, buf, sizeof buf)) > 0;)
+        got.append(buf, static_cast<size_t>(n));
+    }
+    close(fd);
+    return got;
+  }
+  httplib::Client Client() const {
+    httplib::Client c("127.0.0.1", port_);
+    c.set_read_timeout(5, 0);
+    return c;
+  }
+  void ExpectStillServing() const {
+    auto res = Client().Get("/metrics");
+    ASSERT_TRUE(res) << "exporter stopped answering";
+    EXPECT_EQ(res->status, 200);
+  }
+  std::unique_ptr<Child> child_;
+  int port_ = 0;
+};
+
+TEST_F(LiveExporter, ServesMetricsAndIndex) {
+  auto res = Client().Get("/metrics");
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 200);
+  EXPECT_EQ(res->get_header_value("Content-Type"), kMetricsContentType);
+  EXPECT_NE(res->body.find("sparkops_memory_total_bytes 130663165952\n"), std::string::npos);
+  auto index = Client().Get("/");
+  ASSERT_TRUE(index);
+  EXPECT_EQ(index->status, 200);
+  EXPECT_NE(index->body.find("/metrics"), std::string::npos);
+  auto head = Client().Head("/metrics");
+  ASSERT_TRUE(head);
+  EXPECT_EQ(head->status, 200);
+  EXPECT_TRUE(head->body.empty());
+}
+
+TEST_F(LiveExporter, UnknownPathsAndMethods) {
+  auto c = Client();
+  auto nf = c.Get("/debug/pprof");
+  ASSERT_TRUE(nf);
+  EXPECT_EQ(nf->status, 404);
+  auto post = c.Post("/metrics", std::string(512, 'x'), "text/plain");
+  ASSERT_TRUE(post);
+  EXPECT_EQ(post->status, 405);
+  EXPECT_EQ(post->get_header_value("Allow"), "GET, HEAD");
+  auto del = Client().Delete("/");
+  ASSERT_TRUE(del);
+  EXPECT_EQ(del->status, 405);
+  ExpectStillServing();
+}
+
+TEST_F(LiveExporter, MalformedRequestsKeepItServing) {
+  struct Case {
+    std::string bytes;
+    const char* want;  // status line prefix expected, or "" for "closed without a reply is fine"
+  } cases[] = {
+      {"garbage\r\n\r\n", ""},
+      {"GET /metrics HTTP/9.9\r\n\r\n", "HTTP/1.1 400"},
+      {"BREW /metrics HTTP/1.1\r\nHost: x\r\n\r\n", "HTTP/1.1 400"},
+      {"GET /" + std::string(20000, 'a') + " HTTP/1.1\r\nHost: x\r\n\r\n", ""},
+      {"GET /metrics HTTP/1.1\r\nX-Big: " + std::string(20000, 'b') + "\r\n\r\n", ""},
+      {"POST /metrics HTTP/1.1\r\nHost: x\r\nContent-Length: 99999999999\r\n\r\n", "HTTP/1.1 4"},
+      {std::string("\x00\x01\x02\xff\r\n\r\n", 8), ""},
+      {"GET /metrics HTTP/1.1\r\n", ""},  // truncated: no blank line
+  };
+  for (const Case& c : cases) {
+    std::string got = Raw(c.bytes);
+    if (*c.want) EXPECT_EQ(got.rfind(c.want, 0), 0u) << got.substr(0, 80);
+    EXPECT_EQ(got.find("HTTP/1.1 200"), std::string::npos) << c.bytes.substr(0, 40);
+    ExpectStillServing();
+  }
+}
+
+TEST_F(LiveExporter, ManyConcurrentClientsAllAnswered) {
+  std::vector<std::thread> ts;
+  std::atomic<int> ok{0};
+  // More clients at once than worker threads + queue slots (4 + 64): the rest wait in the listen
+  // backlog and are still answered.
+  for (int i = 0; i < 100; ++i)
+    ts.emplace_back([&] {
+      auto c = Client();
+      for (int j = 0; j < 3; ++j) {
+        auto r = c.Get("/metrics");
+        if (r && r->status == 200) ++ok;
+      }
+    });
+  for (auto& t : ts) t.join();
+  EXPECT_EQ(ok.load(), 300);
+}
+
+TEST(ExporterBinary, WideBindWarnsAndSigintStops) {
+  testing::TempDir dir;
+  const std::string err = dir.path() + "/stderr";
+  Child child({SparkopsBin(), "--root", Fixture("gb10"), "exporter", "--listen", "0.0.0.0:0", "--preflight-interval",
+               "0"},
+              err);
+  ASSERT_TRUE(child.started());
+  ASSERT_TRUE(child.ReadLine(10000).has_value());
+  auto st = child.Stop(SIGINT, 5000);
+  ASSERT_TRUE(st.has_value());
+  EXPECT_TRUE(WIFEXITED(*st) && WEXITSTATUS(*st) == 0);
+  std::string text = testing::ReadFileOrDie(err);
+  EXPECT_NE(text.find("warning: listening on 0.0.0.0:0, not loopback"), std::string::npos) << text;
+}
+
+TEST(ExporterBinary, PortInUseIsAProblemExit) {
+  Child first({SparkopsBin(), "--root", Fixture("gb10"), "exporter", "--listen", "127.0.0.1:0", "--preflight-interval",
+               "0"});
+  auto line = first.ReadLine(10000);
+  ASSERT_TRUE(line.has_value());
+  std::string port = line->substr(line->find("127.0.0.1:") + 10);
+  port = port.substr(0, port.find('/'));
+  auto r = testing::RunBinary({"--root", Fixture("gb10"), "exporter", "--listen", "127.0.0.1:" + port}, {}, 10000);
+  EXPECT_EQ(r.rc, 1) << r.err;
+  EXPECT_NE(r.err.find("cannot bind 127.0.0.1:" + port), std::string::npos) << r.err;
+  EXPECT_TRUE(first.Stop(SIGTERM, 5000).has_value());
+}
+
+}  // namespace
+}  // namespace sparkops

@@ -1,0 +1,216 @@
+#include "report/prometheus.h"
+
+#include <gtest/gtest.h>
+
+#include <fmt/format.h>
+
+#include <regex>
+#include <sstream>
+#include <set>
+
+#include "host/meminfo.h"
+#include "host/pressure.h"
+#include "test_util.h"
+
+namespace sparkops {
+namespace {
+
+using testing::CheckGolden;
+using testing::Fixture;
+using testing::ReadFileOrDie;
+
+/// A GB10-like reading (figures within the ranges in research gb10-nvml-behaviour.md: ~38 W at
+/// ~96 % util, SW thermal slowdown 0x20 active, no power limit, no device memory).
+GpuReading Gb10Reading() {
+  GpuReading g;
+  g.index = 0;
+  g.name = "NVIDIA GB10";
+  g.uuid = "GPU-5f1e2d3c-0000-4a5b-9c8d-0123456789ab";
+  g.driver_version = "580.95.05";
+  g.temp_c = 87;
+  g.power_w = 38.25;
+  g.sm_clock_mhz = 2405;
+  g.sm_clock_max_mhz = 3003;
+  g.util_pct = 96;
+  g.clock_event_reasons = 0x20;
+  g.energy_mj = 123456789;
+  g.unified_memory = true;
+  g.processes = {{4242, uint64_t{21474836480}}, {5151, std::nullopt}};
+  return g;
+}
+
+/// A discrete GPU that reports memory and a power limit but no temperature.
+GpuReading DiscreteReading() {
+  GpuReading g;
+  g.index = 1;
+  g.name = "NVIDIA RTX \"6000\"";
+  g.uuid = "GPU-aaaa";
+  g.power_w = 71.5;
+  g.power_limit_w = 300;
+  g.mem_total_bytes = uint64_t{51527024640};
+  g.mem_used_bytes = uint64_t{1048576};
+  g.clock_event_reasons = 0x1;
+  return g;
+}
+
+ExporterInputs FullInputs() {
+  ExporterInputs in;
+  in.gpus = {Gb10Reading(), DiscreteReading()};
+  Sample s;
+  s.time = FromUnixMillis(1795957349123);  // 2026-11-29T13:02:29.123Z
+  s.gpu = in.gpus[0];
+  auto mem = ParseMemInfo(ReadFileOrDie(Fixture("gb10") + "/proc/meminfo"));
+  EXPECT_TRUE(mem.has_value());
+  s.mem = *mem;
+  s.mem_pressure_some_avg10 = 1.53;
+  s.gpu_attributed_bytes = uint64_t{21474836480};
+  s.events = {"thermal_signature"};
+  in.sample = s;
+  in.workloads = {{"vllm", 4242, "uncapped", uint64_t{68719476736}}, {"trainer", 5151, "idle", std::nullopt}};
+  PreflightSnapshot pf;
+  pf.finished = FromUnixMillis(1795957300000);
+  pf.results = {{"G1", CheckStatus::kFail, "cudart 12 in a CUDA 13 env", {}, "", false},
+                {"G4", CheckStatus::kPass, "no throttling", {}, "", false}};
+  in.preflight = pf;
+  in.collectors = {{"gpu", true, 0.0125, ""}, {"memory", true, 0.0001, ""}, {"workloads", false, 0.5, "boom"}};
+  return in;
+}
+
+TEST(Prometheus, GoldenFullInputs) {
+  EXPECT_EQ(CheckGolden("exporter_metrics.prom", RenderMetrics(FullInputs())), "");
+}
+
+TEST(Prometheus, AbsentReadingsAreOmittedNeverZero) {
+  ExporterInputs in;
+  GpuReading g;  // nothing reported but identity
+  g.uuid = "GPU-x";
+  in.gpus = {g};
+  Sample s;
+  MemInfo m;
+  m.total = 1024;  // MemAvailable not printed by this kernel
+  s.mem = m;
+  in.sample = s;
+  std::string out = RenderMetrics(in);
+  for (const char* absent : {"sparkops_gpu_temperature_celsius", "sparkops_gpu_power_watts",
+                             "sparkops_gpu_power_limit_watts", "sparkops_gpu_sm_clock_hertz",
+                             "sparkops_gpu_utilization_ratio", "sparkops_gpu_energy_joules_total",
+                             "sparkops_gpu_clock_event_reason", "sparkops_gpu_throttled", "sparkops_gpu_pd_degraded",
+                             "sparkops_gpu_memory_total_bytes", "sparkops_memory_available_bytes",
+                             "sparkops_memory_page_cache_bytes", "sparkops_memory_pressure_some_avg10_ratio",
+                             "sparkops_gpu_attributed_memory_bytes", "sparkops_preflight_status"})
+    EXPECT_EQ(out.find(absent), std::string::npos) << absent << "\n" << out;
+  EXPECT_NE(out.find("sparkops_memory_total_bytes 1024\n"), std::string::npos) << out;
+  EXPECT_NE(out.find("sparkops_gpu_info{gpu=\"0\",uuid=\"GPU-x\",name=\"\"} 1\n"), std::string::npos) << out;
+}
+
+TEST(Prometheus, UnitsAreBaseUnits) {
+  std::string out = RenderMetrics(FullInputs());
+  const std::string id = "{gpu=\"0\",uuid=\"GPU-5f1e2d3c-0000-4a5b-9c8d-0123456789ab\"}";
+  EXPECT_NE(out.find("sparkops_gpu_sm_clock_hertz" + id + " 2405000000\n"), std::string::npos);
+  EXPECT_NE(out.find("sparkops_gpu_utilization_ratio" + id + " 0.96\n"), std::string::npos);
+  EXPECT_NE(out.find("sparkops_gpu_energy_joules_total" + id + " 123456.789\n"), std::string::npos);
+  EXPECT_NE(out.find("sparkops_memory_total_bytes 130663165952\n"), std::string::npos);  // 127600748 kB
+  EXPECT_NE(out.find("sparkops_memory_pressure_some_avg10_ratio 0.0153\n"), std::string::npos);
+}
+
+TEST(Prometheus, OneSeriesPerClockEventReason) {
+  std::string out = RenderMetrics(FullInputs());
+  for (const auto& r : ClockEventReasons()) {
+    std::string want = fmt::format(
+        "sparkops_gpu_clock_event_reason{{gpu=\"0\",uuid=\"GPU-5f1e2d3c-0000-4a5b-9c8d-0123456789ab\",reason=\"{}\"}} {}\n",
+        r.label, r.bit == 0x20 ? 1 : 0);
+    EXPECT_NE(out.find(want), std::string::npos) << want;
+  }
+}
+
+TEST(Prometheus, RendererEmitsExactlyTheFamilyTable) {
+  std::string out = RenderMetrics(FullInputs());
+  std::set<std::string> emitted, table;
+  std::regex type_line("^# TYPE ([a-z0-9_]+) (gauge|counter)$");
+  std::istringstream ss(out);
+  for (std::string line; std::getline(ss, line);) {
+    std::smatch m;
+    if (std::regex_match(line, m, type_line)) emitted.insert(m[1]);
+  }
+  for (const MetricFamily& f : MetricFamilies()) {
+    EXPECT_TRUE(table.insert(f.name).second) << "duplicate " << f.name;
+    EXPECT_TRUE(std::regex_match(f.name, std::regex("sparkops_[a-z0-9_]+"))) << f.name;
+    EXPECT_EQ(std::string(f.type) == "counter", std::string(f.name).ends_with("_total")) << f.name;
+  }
+  EXPECT_EQ(emitted, table);  // every family in the table is reachable from inputs, and nothing else
+}
+
+TEST(Prometheus, PreflightIsAStateSetPerCheck) {
+  std::string out = RenderMetrics(FullInputs());
+  EXPECT_NE(out.find("sparkops_preflight_status{check=\"G1\",status=\"FAIL\"} 1\n"), std::string::npos);
+  EXPECT_NE(out.find("sparkops_preflight_status{check=\"G1\",status=\"PASS\"} 0\n"), std::string::npos);
+  EXPECT_NE(out.find("sparkops_preflight_status{check=\"G4\",status=\"PASS\"} 1\n"), std::string::npos);
+}
+
+TEST(Prometheus, LabelValuesAreEscaped) {
+  EXPECT_EQ(EscapeLabelValue("a\"b\\c\nd"), "a\\\"b\\\\c\\nd");
+  EXPECT_NE(RenderMetrics(FullInputs()).find("name=\"NVIDIA RTX \\\"6000\\\"\""), std::string::npos);
+}
+
+TEST(Prometheus, DerivedStates) {
+  struct Case {
+    std::optional<uint64_t> reasons;
+    std::optional<unsigned> clock, util;
+    std::optional<bool> throttled, pd;
+  } cases[] = {
+      {0x20, 2400, 96, true, false},              // SW thermal slowdown
+      {0x4, 2400, 96, true, false},               // SW power cap
+      {0x1, 500, 0, false, false},                // idle, low clock: not degraded
+      {0x0, 507, 95, false, true},                // hoesing's throttled row: 507 MHz, no reason bit
+      {0x0, 1400, 95, false, false},              // at the threshold: not below
+      {0x0, 858, 79, false, false},               // below 80 % util: cannot tell, not flagged
+      {0x20, 600, 95, true, false},               // a reason bit explains the low clock
+      {0x10, 600, 95, false, true},               // sync boost is not throttling
+      {std::nullopt, 500, 95, std::nullopt, std::nullopt},  // no bitmask: cannot tell
+      {0x0, std::nullopt, 95, false, std::nullopt},
+  };
+  for (const Case& c : cases) {
+    GpuReading g;
+    g.clock_event_reasons = c.reasons;
+    g.sm_clock_mhz = c.clock;
+    g.util_pct = c.util;
+    GpuStates s = DeriveGpuStates(g, {});
+    EXPECT_EQ(s.throttled, c.throttled) << (c.reasons ? *c.reasons : 999);
+    EXPECT_EQ(s.pd_degraded, c.pd) << (c.clock ? *c.clock : 0);
+    EXPECT_FALSE(s.thermal_signature.has_value());
+  }
+  GpuReading none;
+  GpuStates ev = DeriveGpuStates(none, {"pd_degraded", "thermal_signature"});
+  EXPECT_EQ(ev.pd_degraded, true);
+  EXPECT_EQ(ev.thermal_signature, true);
+}
+
+TEST(Pressure, ParsesSomeAvg10) {
+  struct Case {
+    const char* text;
+    std::optional<double> want;
+  } cases[] = {
+      {"some avg10=0.00 avg60=0.00 avg300=0.00 total=0\nfull avg10=0.00 avg60=0.00 avg300=0.00 total=0\n", 0.0},
+      {"some avg10=1.53 avg60=0.87 avg300=0.21 total=41587312\n", 1.53},
+      {"full avg10=0.92 avg60=0.44 avg300=0.09 total=20311048\n", std::nullopt},
+      {"some avg60=0.87\n", std::nullopt},
+      {"some avg10=abc avg60=0.87\n", std::nullopt},
+      {"some avg10=101.0\n", std::nullopt},
+      {"", std::nullopt},
+  };
+  for (const Case& c : cases) {
+    auto r = ParseMemoryPressureSomeAvg10(c.text);
+    ASSERT_EQ(r.has_value(), c.want.has_value()) << c.text;
+    if (r) EXPECT_DOUBLE_EQ(*r, *c.want);
+    else EXPECT_NE(r.error().message.find("/proc/pressure/memory"), std::string::npos);
+  }
+  auto fixture = ReadMemoryPressureSomeAvg10(HostFs(Fixture("gb10")));
+  ASSERT_TRUE(fixture.has_value());
+  EXPECT_DOUBLE_EQ(*fixture, 1.53);
+  auto missing = ReadMemoryPressureSomeAvg10(HostFs(Fixture("laptop")));
+  ASSERT_FALSE(missing.has_value());
+  EXPECT_EQ(missing.error().kind, Error::Kind::kNotFound);
+}
+
+}  // namespace
+}  // namespace sparkops
