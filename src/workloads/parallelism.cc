@@ -174,6 +174,9 @@ LayoutJudgement JudgeLayout(const ParallelLayout& l, std::optional<int> job_node
             fmt::format("{}: pipeline parallelism PP={} across {}: works but is slower than data parallelism when "
                         "the model fits on one Spark (unsloth PR #10280: DP 2.05x, PP 1.776x at 9B)",
                         who, pp, machines)};
+  if (tp > 1 && nodes && *nodes < 2)
+    return {LayoutLevel::kPass,
+            fmt::format("{}: TP={} inside one machine (a Spark has one GPU: this needs a multi-GPU box)", who, tp)};
   if (tp > 1) {
     if (!l.training)
       return {LayoutLevel::kInfo,

@@ -161,8 +161,12 @@ Result<ParallelLayout> ParseDeepSpeedJson(std::string_view text, const std::stri
 std::vector<ParallelLayout> ParseLaunchScript(std::string_view text, const std::string& name) {
   // Join continuation lines.
   std::vector<std::string> lines;
+  std::vector<int> starts;  // physical line number where each joined line starts
   std::string cur;
+  int physical = 0, start = 1;
   for (auto raw : SplitLines(text)) {
+    ++physical;
+    if (cur.empty()) start = physical;
     std::string_view line = raw;
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
     if (!line.empty() && line.back() == '\\') {
@@ -171,15 +175,19 @@ std::vector<ParallelLayout> ParseLaunchScript(std::string_view text, const std::
     }
     cur += std::string(line);
     lines.push_back(cur);
+    starts.push_back(start);
     cur.clear();
   }
-  if (!cur.empty()) lines.push_back(cur);
+  if (!cur.empty()) {
+    lines.push_back(cur);
+    starts.push_back(start);
+  }
 
   std::map<std::string, std::string> env;
   std::vector<ParallelLayout> out;
-  int lineno = 0;
-  for (const auto& line : lines) {
-    ++lineno;
+  for (size_t li = 0; li < lines.size(); ++li) {
+    const std::string& line = lines[li];
+    const int lineno = starts[li];
     // Shell words: blanks split, quotes group, '#' at a word start ends the line.
     std::vector<std::string> words;
     std::string w;

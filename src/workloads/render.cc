@@ -23,15 +23,15 @@ std::string GpuText(const WorkloadProcess& p) {
 std::vector<std::string> FooterLines(const WorkloadScan& scan) {
   std::vector<std::string> lines;
   if (scan.mem_total)
-    lines.push_back(fmt::format(
-        "verdict: capped = an explicit cap leaving at least half the pool (fraction <= 0.5, or <= {} of MemTotal {}); "
-        "near-capacity = a cap above that or a server's default; uncapped = no cap mechanism",
-        Gib(*scan.mem_total / 2), Gib(scan.mem_total)));
+    lines.push_back(fmt::format("verdict: capped = an explicit cap leaving at least half the pool (fraction <= 0.5, "
+                                "or <= {} of MemTotal {})",
+                                Gib(*scan.mem_total / 2), Gib(scan.mem_total)));
   else
     lines.push_back("verdict: MemTotal not readable: byte caps cannot be judged against half the pool");
+  lines.push_back("  near-capacity = a cap above that or a server's default (vLLM 0.92); uncapped = no cap "
+                  "mechanism; idle = no model loaded");
   if (scan.gpu_source == "none")
-    lines.push_back("GPU memory: not reported (no GPU readable" +
-                    (scan.gpu_why_none.empty() ? std::string(")") : ": " + scan.gpu_why_none + ")"));
+    lines.push_back("GPU memory: not reported (no GPU readable)");
   else
     lines.push_back("GPU memory: per-process used memory from " + scan.gpu_source);
   lines.push_back(scan.unified_memory
@@ -125,6 +125,7 @@ nlohmann::ordered_json WorkloadsToJson(const WorkloadScan& scan) {
   if (scan.mem_total) j["mem_total_bytes"] = *scan.mem_total;
   j["processes_scanned"] = scan.processes_scanned;
   j["gpu_source"] = scan.gpu_source;
+  if (!scan.gpu_why_none.empty()) j["gpu_why_none"] = scan.gpu_why_none;
   j["unified_memory"] = scan.unified_memory;
   j["notes"] = FooterLines(scan);
   nlohmann::ordered_json ws = nlohmann::ordered_json::array();
