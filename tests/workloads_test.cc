@@ -220,6 +220,23 @@ TEST(Classify, ParentCycleDoesNotHang) {
   EXPECT_FALSE(ws.empty());
 }
 
+TEST(Classify, OtherGpuProcessesCountFromOneGiB) {
+  std::vector<ProcessInfo> procs{Proc(40, 1, {"/opt/app/render"}), Proc(41, 1, {"/opt/app/small"})};
+  auto ws = ClassifyProcesses(procs, {{40, kGiB}, {41, kGiB - 1}}, kMemTotal);
+  ASSERT_EQ(ws.size(), 1u);
+  EXPECT_EQ(ws[0].main.pid, 40u);
+  EXPECT_EQ(ws[0].kind, WorkloadKind::kOtherGpu);
+  EXPECT_EQ(ws[0].verdict, Verdict::kUncapped);
+  EXPECT_EQ(ws[0].cap.text, "unknown");
+  EXPECT_TRUE(ClassifyProcesses(procs, {{40, std::nullopt}}, kMemTotal).empty());  // listed, no figure
+}
+
+TEST(Classify, RankEnvironmentIsKeptForTheLauncher) {
+  auto w = One({Proc(50, 1, {"accelerate", "launch", "train.py"}),
+                Proc(51, 50, {"python3", "train.py"}, {{"WORLD_SIZE", "2"}, {"LOCAL_WORLD_SIZE", "1"}})});
+  EXPECT_EQ(w.rank_env.at("WORLD_SIZE"), "2");
+}
+
 TEST(Classify, NonMlProcessesAreIgnored) {
   EXPECT_TRUE(ClassifyProcesses({Proc(5, 1, {"sshd"}), Proc(6, 1, {"python3", "-m", "http.server"}),
                                  Proc(7, 1, {"vllm", "bench", "latency"}), Proc(8, 2, {})},

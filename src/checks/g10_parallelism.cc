@@ -46,7 +46,9 @@ CheckResult CheckG10(const HostFacts& f) {
   std::vector<ParallelLayout> running;  // each running launcher or server is its own job
   if (const auto& scan = f.workloads(); scan) {
     for (const auto& w : scan->workloads) {
-      auto l = LayoutFromArgv(w.argv, w.env, fmt::format("pid {}", w.main.pid));
+      auto env = w.env;
+      env.insert(w.rank_env.begin(), w.rank_env.end());  // a rank's WORLD_SIZE/LOCAL_WORLD_SIZE
+      auto l = LayoutFromArgv(w.argv, env, fmt::format("pid {}", w.main.pid));
       // A single-GPU server says nothing about a two-Spark layout.
       if (l && !l->training && !l->nodes && l->tp.value_or(1) == 1 && l->pp.value_or(1) == 1) continue;
       if (l) running.push_back(std::move(*l));

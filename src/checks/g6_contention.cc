@@ -28,6 +28,8 @@ std::string FixFor(const Workload& w) {
                          w.main.pid);
     case WorkloadKind::kLlamaCpp:
       return fmt::format("restart llama.cpp pid {} with a fixed -c context (and a smaller model or -ngl)", w.main.pid);
+    case WorkloadKind::kOtherGpu:
+      return fmt::format("check what pid {} is and whether it must share the pool with your run", w.main.pid);
     default:
       return fmt::format("let {} pid {} finish or stop it before starting another heavy job", KindName(w.kind),
                          w.main.pid);

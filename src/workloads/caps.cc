@@ -184,6 +184,10 @@ void SetCapAndVerdict(Workload& w, const std::vector<const ProcessInfo*>& member
       if (w.verdict == Verdict::kIdle) return;
       break;
     case WorkloadKind::kLlamaCpp: LlamaCppCap(w, mem_total); break;
+    case WorkloadKind::kOtherGpu:
+      w.cap.text = "unknown";
+      w.notes.push_back("not a recognised server or trainer: no cap can be read from its command line");
+      break;
     default: TrainerCap(w, members); break;
   }
   w.verdict = JudgeCap(w.cap, mem_total, w.reason);

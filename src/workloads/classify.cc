@@ -23,7 +23,7 @@ bool ScriptImportsUnsloth(std::string_view head) {
   return Contains(head, "import unsloth") || Contains(head, "from unsloth");
 }
 
-std::optional<Match> MatchProcess(const ProcessInfo& p, bool holds_gpu) {
+std::optional<Match> MatchProcess(const ProcessInfo& p, bool holds_gpu, std::optional<uint64_t> gpu_bytes) {
   if (p.argv.empty()) return std::nullopt;
   const std::string& a0 = p.argv[0];
   // Titles set with setproctitle (workers of vLLM, Ray, SGLang).
@@ -61,6 +61,7 @@ std::optional<Match> MatchProcess(const ProcessInfo& p, bool holds_gpu) {
       (l.python && ScriptImportsUnsloth(p.script_head)))
     return Match{K::kUnsloth, "trainer", true};
   if (l.python && holds_gpu) return Match{K::kPython, "script", true};
+  if (gpu_bytes && *gpu_bytes >= kOtherGpuMinBytes) return Match{K::kOtherGpu, "process"};
   return std::nullopt;
 }
 
@@ -110,8 +111,11 @@ std::vector<Workload> ClassifyProcesses(const std::vector<ProcessInfo>& procs, c
   std::unordered_map<uint32_t, size_t> index;
   for (size_t i = 0; i < procs.size(); ++i) index[procs[i].pid] = i;
   std::vector<std::optional<Match>> match(procs.size());
-  for (size_t i = 0; i < procs.size(); ++i)
-    match[i] = MatchProcess(procs[i], gpu.count(procs[i].pid) > 0 || procs[i].nvidia_fd);
+  for (size_t i = 0; i < procs.size(); ++i) {
+    auto it = gpu.find(procs[i].pid);
+    match[i] = MatchProcess(procs[i], it != gpu.end() || procs[i].nvidia_fd,
+                            it != gpu.end() ? it->second : std::nullopt);
+  }
 
   // The top-most matched ancestor of process i (itself when none above it is matched).
   auto top_of = [&](size_t i) -> std::optional<size_t> {
@@ -166,6 +170,7 @@ std::vector<Workload> ClassifyProcesses(const std::vector<ProcessInfo>& procs, c
     Workload& w = by_top.at(tpid);
     w.children.push_back(MakeProc(p, role, gpu));
     members[tpid].push_back(&p);
+    if (w.rank_env.empty() && p.env.count("WORLD_SIZE")) w.rank_env = p.env;
     // A launcher running a known framework names it ("accelerate" running axolotl).
     if (match[i] && w.training && match[i]->kind != w.kind && !IsServerKind(match[i]->kind) &&
         match[i]->kind != WorkloadKind::kPython && w.detail.find(KindName(match[i]->kind)) == std::string::npos)

@@ -22,6 +22,7 @@ const char* KindName(WorkloadKind k) {
     case WorkloadKind::kTorchtune: return "torchtune";
     case WorkloadKind::kLlamaFactory: return "llamafactory";
     case WorkloadKind::kPython: return "python";
+    case WorkloadKind::kOtherGpu: return "gpu-process";
   }
   return "python";
 }

@@ -24,9 +24,11 @@ enum class WorkloadKind {
   kVllm, kSglang, kOllama, kLlamaCpp, kTgi,                       // inference servers
   kTorchrun, kAccelerate, kDeepspeed, kTrl, kAxolotl, kUnsloth,   // trainers and launchers
   kTorchtune, kLlamaFactory, kPython,                             // kPython: a plain script holding GPU memory
+  kOtherGpu,  ///< any other process NVML lists with >= 1 GiB (kOtherGpuMinBytes) of GPU memory
 };
+inline constexpr uint64_t kOtherGpuMinBytes = 1ull << 30;
 /// "vllm", "sglang", "ollama", "llama.cpp", "tgi", "torchrun", "accelerate", "deepspeed", "trl",
-/// "axolotl", "unsloth", "torchtune", "llamafactory", "python".
+/// "axolotl", "unsloth", "torchtune", "llamafactory", "python", "gpu-process".
 const char* KindName(WorkloadKind k);
 bool IsServerKind(WorkloadKind k);
 
@@ -61,6 +63,7 @@ struct Workload {
   std::vector<WorkloadProcess> children;
   std::vector<std::string> argv;            ///< the main process's argv (G10 reads launcher flags)
   std::map<std::string, std::string> env;   ///< the main process's environment (may be empty)
+  std::map<std::string, std::string> rank_env;  ///< environment of the first child with WORLD_SIZE (a rank)
   Cap cap;
   Verdict verdict = Verdict::kUncapped;
   std::string reason;                 ///< one line: why this verdict
