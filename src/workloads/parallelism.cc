@@ -25,7 +25,7 @@ void Take(std::optional<int>& slot, const std::optional<std::string>& raw, const
   if (!raw) return;
   if (auto n = Count(*raw)) {
     slot = *n;
-    l.evidence.push_back(fmt::format("{} {}", label, *raw));
+    l.evidence.push_back(fmt::format("{}{}{}", label, EndsWith(label, "=") ? "" : " ", *raw));
   } else {
     l.evidence.push_back(fmt::format("{} '{}' not a number (unresolved?): ignored", label, *raw));
   }
