@@ -12,6 +12,11 @@ const GpuSnapshot& HostFacts::gpu() const {
   return *gpu_;
 }
 
+const Result<WorkloadScan>& HostFacts::workloads() const {
+  if (!workloads_) workloads_ = ListWorkloads(ctx_, gpu());
+  return *workloads_;
+}
+
 std::string HostFacts::GpuMemorySummary() const {
   // Filled in by the GPU layer (src/host/nvml, src/telemetry).
   return "not reported (no GPU readable)";

@@ -9,6 +9,7 @@
 #include "cli/context.h"
 #include "host/gpu.h"
 #include "host/meminfo.h"
+#include "workloads/workload.h"
 
 namespace sparkops {
 
@@ -38,11 +39,17 @@ class HostFacts {
   /// "not reported (no GPU readable)" without NVML/nvidia-smi.
   std::string GpuMemorySummary() const;
 
+  /// ML workloads on the pool (process table under --root + NVML per-process memory), read once
+  /// with the same code as `sparkops ps`; for G6 and G10's running launchers.
+  const Result<WorkloadScan>& workloads() const;
+  void SetWorkloads(Result<WorkloadScan> w) { workloads_ = std::move(w); }
+
  private:
   const Context& ctx_;
   PreflightOptions opts_;
   mutable std::optional<Result<MemInfo>> meminfo_;
   mutable std::optional<GpuSnapshot> gpu_;
+  mutable std::optional<Result<WorkloadScan>> workloads_;
 };
 
 }  // namespace sparkops

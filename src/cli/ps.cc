@@ -1,12 +1,31 @@
-#include "cli/commands.h"
 #include "base/error.h"
+#include "cli/commands.h"
+#include "cli/flags.h"
+#include "host/gpu.h"
+#include "workloads/render.h"
+#include "workloads/workload.h"
 
 namespace sparkops {
 
-// Placeholder until the command is built.
-int CmdPs(Context& ctx, const std::vector<std::string>&) {
-  ctx.err << "sparkops ps: not implemented in this build\n";
-  return kExitUsage;
+/// `sparkops ps [--json]`: the ML workloads on the pool with their caps and verdicts.
+/// Exit 0 whatever it finds (DESIGN.md); 2 on a bad flag; 1 only when /proc cannot be read.
+int CmdPs(Context& ctx, const std::vector<std::string>& args) {
+  auto app = NewApp("ps",
+                    "List the GPU-resident and memory-heavy ML processes (vLLM, SGLang, Ollama, llama.cpp, TGI, "
+                    "trainers) with RSS, GPU memory, their cap from flags/environment, and a verdict: "
+                    "capped / near-capacity / uncapped / idle.");
+  if (auto rc = ParseFlags(*app, args, ctx)) return *rc;
+  GpuSnapshot gpu = ReadGpuSnapshot(ctx);
+  auto scan = ListWorkloads(ctx, gpu);
+  if (!scan) {
+    ctx.err << "sparkops ps: " << scan.error().message << "\n";
+    return kExitProblem;
+  }
+  if (ctx.opts.json)
+    ctx.out << WorkloadsToJson(*scan).dump(2) << "\n";
+  else
+    ctx.out << RenderWorkloadsText(*scan);
+  return kExitOk;
 }
 
 }  // namespace sparkops
