@@ -4,6 +4,7 @@
 
 #include "host/meminfo.h"
 #include "host/pressure.h"
+#include "workloads/workload.h"
 
 namespace sparkops {
 
@@ -54,9 +55,21 @@ CollectorStatus CollectPressure(const Context& ctx, std::optional<double>& out) 
   });
 }
 
-CollectorStatus CollectWorkloads(const Context&, std::vector<WorkloadInfo>& out) {
+/// The exporter's `kind` label: the server's name (`llama.cpp` as `llamacpp`), `trainer` for every
+/// training workload (torchrun, accelerate, trl, ...), else the classifier's name.
+std::string WorkloadKindLabel(const Workload& w) {
+  if (IsServerKind(w.kind)) return w.kind == WorkloadKind::kLlamaCpp ? "llamacpp" : KindName(w.kind);
+  if (w.training) return "trainer";
+  return KindName(w.kind);
+}
+
+CollectorStatus CollectWorkloads(const Context& ctx, const GpuSnapshot& gpu, std::vector<WorkloadInfo>& out) {
   return Timed("workloads", [&]() -> std::string {
-    out.clear();  // wired to the `ps` classification at merge
+    out.clear();
+    auto scan = ListWorkloads(ctx, gpu);  // the same classification as `ps` and G6
+    if (!scan) return scan.error().message;
+    for (const Workload& w : scan->workloads)
+      out.push_back({WorkloadKindLabel(w), w.main.pid, VerdictName(w.verdict), w.PoolBytes()});
     return "";
   });
 }
@@ -81,7 +94,7 @@ Collection CollectAll(const Context& ctx) {
   c.inputs.collectors.push_back(CollectGpu(ctx, c.gpu));
   c.inputs.collectors.push_back(CollectMemory(ctx, c.mem));
   c.inputs.collectors.push_back(CollectPressure(ctx, s.mem_pressure_some_avg10));
-  c.inputs.collectors.push_back(CollectWorkloads(ctx, c.inputs.workloads));
+  c.inputs.collectors.push_back(CollectWorkloads(ctx, c.gpu, c.inputs.workloads));
   c.inputs.gpus = c.gpu.gpus;
   if (!c.gpu.gpus.empty()) s.gpu = c.gpu.gpus.front();
   s.mem = c.mem;

@@ -27,9 +27,10 @@ CollectorStatus CollectGpu(const Context& ctx, GpuSnapshot& out);
 CollectorStatus CollectMemory(const Context& ctx, std::optional<MemInfo>& out);
 /// /proc/pressure/memory "some avg10" (percent). A kernel without PSI is success with no value.
 CollectorStatus CollectPressure(const Context& ctx, std::optional<double>& out);
-/// SEAM for the lead: the `ps` workload classification (kind, pid, verdict, pool bytes).
-/// Returns an empty list in this branch.
-CollectorStatus CollectWorkloads(const Context& ctx, std::vector<WorkloadInfo>& out);
+/// The `ps` workload classification (kind label, pid, verdict, pool bytes); `gpu` gives NVML's
+/// per-process memory. Kind labels: server names (vllm, sglang, ollama, llamacpp, tgi), `trainer`
+/// for training workloads, else the classifier's name.
+CollectorStatus CollectWorkloads(const Context& ctx, const GpuSnapshot& gpu, std::vector<WorkloadInfo>& out);
 
 /// SEAM: Σ per-process GPU memory over every GPU; absent when no process reported a value and no
 /// GPU was read. The sampler's own figure replaces this once merged.
