@@ -1,5 +1,7 @@
 #include "checks/facts.h"
 
+#include <fmt/format.h>
+
 namespace sparkops {
 
 const Result<MemInfo>& HostFacts::meminfo() const {
@@ -13,8 +15,24 @@ const GpuSnapshot& HostFacts::gpu() const {
 }
 
 std::string HostFacts::GpuMemorySummary() const {
-  // Filled in by the GPU layer (src/host/nvml, src/telemetry).
-  return "not reported (no GPU readable)";
+  const GpuSnapshot& g = gpu();
+  if (!g.any()) return "not reported (no GPU readable)";
+  const GpuReading& r = g.gpus.front();
+  if (!r.error.empty()) return "not reported (GPU stopped answering)";
+  std::string s;
+  if (r.mem_total_bytes) {
+    s = fmt::format("{:.1f} GiB device memory", ToGiB(*r.mem_total_bytes));
+    if (r.mem_used_bytes) s += fmt::format(", {:.1f} GiB used", ToGiB(*r.mem_used_bytes));
+  } else {
+    s = r.unified_memory ? "not reported (unified memory)" : "not reported";
+  }
+  if (r.processes_known) {
+    uint64_t sum = 0;
+    for (const auto& p : r.processes) sum += p.used_bytes.value_or(0);
+    s += fmt::format(", {:.1f} GiB held by {} GPU process{}", ToGiB(sum), r.processes.size(),
+                     r.processes.size() == 1 ? "" : "es");
+  }
+  return s;
 }
 
 }  // namespace sparkops

@@ -1,13 +1,107 @@
 #include "host/gpu.h"
 
-namespace sparkops {
+#include "base/strings.h"
+#include "host/nvidia_smi.h"
+#include "host/nvml.h"
 
-// Placeholder until the NVML / nvidia-smi layer lands.
-GpuSnapshot ReadGpuSnapshot(const Context&) {
-  GpuSnapshot s;
-  s.source = "none";
-  s.why_none = "GPU layer not built yet";
-  return s;
+namespace sparkops {
+namespace {
+
+/// Fills each field `dst` lacks from `src` (nvidia-smi behind NVML). Returns how many it filled.
+int FillAbsent(GpuReading& dst, const GpuReading& src) {
+  int n = 0;
+  auto fill = [&n](auto& d, const auto& s) {
+    if (!d && s) d = s, ++n;
+  };
+  fill(dst.temp_c, src.temp_c);
+  fill(dst.power_w, src.power_w);
+  fill(dst.power_limit_w, src.power_limit_w);
+  fill(dst.sm_clock_mhz, src.sm_clock_mhz);
+  fill(dst.sm_clock_max_mhz, src.sm_clock_max_mhz);
+  fill(dst.util_pct, src.util_pct);
+  fill(dst.clock_event_reasons, src.clock_event_reasons);
+  fill(dst.driver_version, src.driver_version);
+  if (!dst.cc_major && src.cc_major) dst.cc_major = src.cc_major, dst.cc_minor = src.cc_minor, ++n;
+  if (!dst.unified_memory && !dst.mem_total_bytes && src.mem_total_bytes)
+    dst.mem_total_bytes = src.mem_total_bytes, dst.mem_used_bytes = src.mem_used_bytes, ++n;
+  if (dst.name.empty()) dst.name = src.name;
+  if (dst.uuid.empty()) dst.uuid = src.uuid;
+  return n;
+}
+
+}  // namespace
+
+GpuReader::GpuReader(const Context& ctx) {
+  if (ctx.nvml_enabled()) {
+    auto n = Nvml::Open(ctx.opts.nvml);
+    if (n) {
+      nvml_ = std::move(*n);
+      for (unsigned i = 0; i < nvml_->device_count(); ++i) {
+        GpuReading r;
+        nvml_->ReadStatic(i, r);
+        static_.push_back(std::move(r));
+      }
+    } else {
+      nvml_why_ = n.error().message;
+    }
+  } else {
+    nvml_why_ = "no NVML: disabled (--nvml none)";
+  }
+  if (ctx.nvidia_smi_enabled()) smi_exe_ = ctx.opts.nvidia_smi;
+}
+
+GpuReader::~GpuReader() = default;
+
+GpuSnapshot GpuReader::Read() {
+  GpuSnapshot snap;
+  if (nvml_) {
+    for (unsigned i = 0; i < nvml_->device_count(); ++i) {
+      GpuReading r = static_[i];
+      r.error = nvml_->ReadDynamic(i, r);
+      snap.gpus.push_back(std::move(r));
+    }
+  }
+  bool lacks = snap.gpus.empty();
+  for (const auto& g : snap.gpus)
+    if (g.error.empty() && (!g.temp_c || !g.power_w || !g.power_limit_w || !g.sm_clock_mhz || !g.util_pct ||
+                            !g.clock_event_reasons || !g.sm_clock_max_mhz))
+      lacks = true;
+  std::string smi_why = smi_exe_.empty() ? "nvidia-smi disabled (--nvidia-smi none)" : "";
+  bool smi_used = false;
+  if (!smi_exe_.empty() && lacks && (nvml_ == nullptr || !probed_ || smi_useful_)) {
+    auto smi = QueryNvidiaSmi(smi_exe_);
+    if (!smi) {
+      smi_why = smi.error().message;
+      if (nvml_) smi_useful_ = false;  // NVML answers; don't keep running a failing nvidia-smi
+    } else if (snap.gpus.empty()) {
+      snap.gpus = std::move(*smi);
+      smi_used = true;
+    } else {
+      int filled = 0;
+      for (auto& g : snap.gpus)
+        for (const auto& s : *smi)
+          if (s.index == g.index && g.error.empty()) filled += FillAbsent(g, s);
+      if (!probed_) smi_useful_ = filled > 0;
+      smi_used = filled > 0;
+    }
+  }
+  probed_ = true;
+  if (snap.gpus.empty()) {
+    snap.source = "none";
+    std::vector<std::string> why;
+    if (!nvml_why_.empty()) why.push_back(nvml_why_);
+    else if (nvml_) why.push_back("NVML lists no GPU");
+    if (!smi_why.empty()) why.push_back(smi_why);
+    snap.why_none = Join(why, "; ");
+  } else {
+    snap.source = nvml_ ? (smi_used ? "nvml+nvidia-smi" : "nvml") : "nvidia-smi";
+  }
+  return snap;
+}
+
+GpuSnapshot ReadGpuSnapshot(const Context& ctx) {
+  GpuReader reader(ctx);
+  return reader.Read();
 }
 
 }  // namespace sparkops
