@@ -85,6 +85,7 @@ TEST(GpuSnapshot, OldDriverUsesLegacySymbols) {
   EXPECT_EQ(g.processes[0].used_bytes, 12ull << 30);
   EXPECT_FALSE(g.power_w);                    // symbol missing: absent
   EXPECT_TRUE(g.name.empty());
+  EXPECT_FALSE(g.unified_memory);             // a missing memory symbol says nothing about the GPU
 }
 
 TEST(GpuSnapshot, NoNvmlReasons) {
@@ -142,16 +143,41 @@ TEST(GpuSnapshot, NvidiaSmiFillsOnlyWhatNvmlLacksAndIsProbedOnce) {
   EXPECT_EQ(s.gpus[0].sm_clock_max_mhz, 3003u);
   reader.Read();
   EXPECT_EQ(testing::ReadFileOrDie(log).size() > 0, true);
-  // The full stub lacks only the power limit, which nvidia-smi cannot give on GB10 either: after the
-  // first read nvidia-smi is not run again.
+  // GB10 (full stub) lacks only the power limit, which nvidia-smi cannot give there either: not run.
   unsetenv("SPARKOPS_STUB_NVML_MODE");
   std::string log2 = dir.path() + "/smi2.log";
   ScopedEnv smi_log2("SPARKOPS_FAKE_SMI_LOG", log2);
-  Ctx full(Stub(), Fake("nvidia-smi-gb10"));
-  GpuReader r2(full.ctx);
-  for (int i = 0; i < 3; ++i) EXPECT_EQ(r2.Read().source, "nvml");
+  {
+    Ctx full(Stub(), Fake("nvidia-smi-gb10"));
+    GpuReader r2(full.ctx);
+    for (int i = 0; i < 3; ++i) EXPECT_EQ(r2.Read().source, "nvml");
+    EXPECT_FALSE(ReadLocalFile(log2));  // never called
+  }
+  // A discrete card without a power limit: nvidia-smi is asked on the first read, adds nothing,
+  // and is not asked again.
+  ScopedEnv sc("SPARKOPS_STUB_NVML_SCENARIO", dir.Write("s.txt", "mode discrete\nstep limit=none\n"));
+  Ctx d(Stub(), Fake("nvidia-smi-gb10"));
+  GpuReader r3(d.ctx);
+  for (int i = 0; i < 3; ++i) EXPECT_FALSE(r3.Read().gpus[0].power_limit_w);
   std::string calls = testing::ReadFileOrDie(log2);
   EXPECT_EQ(std::count(calls.begin(), calls.end(), '\n'), 1) << calls;
+}
+
+TEST(GpuSnapshot, Gb10MemoryTotalThatIsTheSystemPoolIsUnified) {
+  // The unverified counter-claim: SUCCESS with total ~ MemTotal (gb10 fixture: 127600748 kB).
+  testing::TempDir dir;
+  ScopedEnv sc("SPARKOPS_STUB_NVML_SCENARIO", dir.Write("s.txt", "step mem_total=130000000000 mem_used=9000000000\n"));
+  Ctx c(Stub(), "none");
+  GpuSnapshot s = ReadGpuSnapshot(c.ctx);
+  ASSERT_TRUE(s.any());
+  EXPECT_TRUE(s.gpus[0].unified_memory);
+  EXPECT_FALSE(s.gpus[0].mem_total_bytes);
+  // The same total on a discrete card is its own memory.
+  ScopedEnv sc2("SPARKOPS_STUB_NVML_SCENARIO", dir.Write("d.txt", "mode discrete\nstep mem_total=130000000000\n"));
+  Ctx d(Stub(), "none");
+  GpuSnapshot ds = ReadGpuSnapshot(d.ctx);
+  EXPECT_FALSE(ds.gpus[0].unified_memory);
+  EXPECT_EQ(ds.gpus[0].mem_total_bytes, 130000000000ull);
 }
 
 TEST(GpuSnapshot, GpuLostMidRunBecomesAbsentWithReason) {

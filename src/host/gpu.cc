@@ -1,6 +1,7 @@
 #include "host/gpu.h"
 
 #include "base/strings.h"
+#include "host/meminfo.h"
 #include "host/nvidia_smi.h"
 #include "host/nvml.h"
 
@@ -29,9 +30,20 @@ int FillAbsent(GpuReading& dst, const GpuReading& src) {
   return n;
 }
 
+/// Some drivers are said to answer the memory query on GB10 with SUCCESS and the system pool as the
+/// total (nvtop PR #463, btop PR #1611; unverified, contradicted by measurements on 580.173.02). A
+/// GB10-class part (CC 12.1 or a GB10 name) whose "device" total is within 10 % of MemTotal is
+/// reporting the shared pool, not memory of its own.
+bool LooksLikeSystemPool(const GpuReading& r, uint64_t mem_total) {
+  bool gb10 = r.name.find("GB10") != std::string::npos || (r.cc_major == 12 && r.cc_minor == 1);
+  double ratio = static_cast<double>(*r.mem_total_bytes) / static_cast<double>(mem_total);
+  return gb10 && ratio >= 0.9 && ratio <= 1.1;
+}
+
 }  // namespace
 
 GpuReader::GpuReader(const Context& ctx) {
+  if (auto m = ReadMemInfo(ctx.fs); m && m->total) pool_bytes_ = *m->total;
   if (ctx.nvml_enabled()) {
     auto n = Nvml::Open(ctx.opts.nvml);
     if (n) {
@@ -58,13 +70,19 @@ GpuSnapshot GpuReader::Read() {
     for (unsigned i = 0; i < nvml_->device_count(); ++i) {
       GpuReading r = static_[i];
       r.error = nvml_->ReadDynamic(i, r);
+      if (r.mem_total_bytes && pool_bytes_ && LooksLikeSystemPool(r, *pool_bytes_)) {
+        r.mem_total_bytes.reset(), r.mem_used_bytes.reset();
+        r.unified_memory = true;
+      }
       snap.gpus.push_back(std::move(r));
     }
   }
+  // Unified-memory parts (GB10) report no power limit through nvidia-smi either ([N/A]), so a
+  // missing limit there is no reason to run it.
   bool lacks = snap.gpus.empty();
   for (const auto& g : snap.gpus)
-    if (g.error.empty() && (!g.temp_c || !g.power_w || !g.power_limit_w || !g.sm_clock_mhz || !g.util_pct ||
-                            !g.clock_event_reasons || !g.sm_clock_max_mhz))
+    if (g.error.empty() && (!g.temp_c || !g.power_w || (!g.power_limit_w && !g.unified_memory) || !g.sm_clock_mhz ||
+                            !g.util_pct || !g.clock_event_reasons || !g.sm_clock_max_mhz))
       lacks = true;
   std::string smi_why = smi_exe_.empty() ? "nvidia-smi disabled (--nvidia-smi none)" : "";
   bool smi_used = false;

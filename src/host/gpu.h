@@ -70,6 +70,7 @@ class GpuReader {
   std::unique_ptr<Nvml> nvml_;
   std::string nvml_why_;  ///< why NVML is not used ("no NVML: ..."), "" when loaded
   std::vector<GpuReading> static_;  ///< per-GPU identity read once
+  std::optional<uint64_t> pool_bytes_;  ///< MemTotal, to spot a "device total" that is the shared pool
   std::string smi_exe_;   ///< "" when disabled
   bool probed_ = false;
   bool smi_useful_ = true;  ///< after the first read: nvidia-smi filled something NVML lacks

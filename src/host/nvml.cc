@@ -299,25 +299,26 @@ std::string Nvml::ReadDynamic(unsigned index, GpuReading& r) {
   if (!d.unsupported[kReasons] && s.reasons && Ok(d, kReasons, s.reasons(h, &ull))) r.clock_event_reasons = ull;
   if (!d.unsupported[kEnergy] && s.energy && Ok(d, kEnergy, s.energy(h, &ull))) r.energy_mj = ull;
   if (!d.unsupported[kMemory]) {
-    bool got = false;
+    int rc = -1;  // -1: no memory symbol at all (an old library, not a fact about the GPU)
     if (s.mem_v2) {
       nvmlMemory_v2_t m{};
       m.version = kMemoryV2Version;
-      if (s.mem_v2(h, &m) == 0) got = true, r.mem_total_bytes = m.total, r.mem_used_bytes = m.used;
+      rc = s.mem_v2(h, &m);
+      if (rc == nvml_rc::kSuccess) r.mem_total_bytes = m.total, r.mem_used_bytes = m.used;
     }
-    if (!got && s.mem) {
+    if (rc != nvml_rc::kSuccess && s.mem) {
       nvmlMemory_t m{};
-      int rc = s.mem(h, &m);
-      if (Ok(d, kMemory, rc)) got = true, r.mem_total_bytes = m.total, r.mem_used_bytes = m.used;
-    } else if (!got) {
-      d.unsupported[kMemory] = true;
+      rc = s.mem(h, &m);
+      if (rc == nvml_rc::kSuccess) r.mem_total_bytes = m.total, r.mem_used_bytes = m.used;
     }
-    if (got && *r.mem_total_bytes == 0) {  // SUCCESS with total 0: no memory of its own
+    if (rc == -1) d.unsupported[kMemory] = true;
+    else if (!Ok(d, kMemory, rc) && rc == nvml_rc::kNotSupported) d.no_device_memory = true;
+    if (r.mem_total_bytes && *r.mem_total_bytes == 0) {  // SUCCESS with total 0: no memory of its own
       r.mem_total_bytes.reset(), r.mem_used_bytes.reset();
-      d.unsupported[kMemory] = true;
+      d.unsupported[kMemory] = d.no_device_memory = true;
     }
   }
-  r.unified_memory = d.unsupported[kMemory] && !r.mem_total_bytes;
+  r.unified_memory = d.no_device_memory;
   ReadProcesses(d, kCompute, r);
   ReadProcesses(d, kGraphics, r);
   if (!d.lost.empty()) {  // lost mid-read: nothing from this read is trusted

@@ -57,7 +57,8 @@ class Nvml {
   struct Device {
     void* handle = nullptr;
     std::array<bool, kQueryCount> unsupported{};
-    bool temp_v_bad = false;  ///< nvmlDeviceGetTemperatureV refused: use the legacy call
+    bool temp_v_bad = false;
+    bool no_device_memory = false;  ///< memory NOT_SUPPORTED or total 0: unified memory (GB10)  ///< nvmlDeviceGetTemperatureV refused: use the legacy call
     std::string lost;  ///< reason once GPU_IS_LOST / RESET_REQUIRED was seen
   };
   /// Records the outcome of a query; true on success.

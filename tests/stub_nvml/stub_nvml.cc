@@ -22,6 +22,7 @@ struct Step {
   unsigned long long reasons = 0x1, energy_mj = 1000000;
   long long mem_total = -1, mem_used = 0;  // total < 0: memory queries NOT_SUPPORTED
   bool lost = false;
+  bool discrete = false;  // identity: GB10 (CC 12.1) or a discrete card (CC 8.9)
   std::vector<Proc> procs = {{4242, 12ull << 30}};
 };
 
@@ -69,6 +70,7 @@ Step Discrete() {
   s.temp = 52, s.power_w = 71.5, s.limit_w = 450, s.sm = 1410, s.sm_max = 2520, s.util = 35, s.reasons = 0;
   s.mem_total = 25757220864LL, s.mem_used = 6442450944LL;
   s.procs = {{5151, 6ull << 30}};
+  s.discrete = true;
   return s;
 }
 
@@ -196,7 +198,7 @@ API int nvmlSystemGetDriverVersion(char* buf, unsigned len) {
 API int nvmlSystemGetCudaDriverVersion_v2(int* v) { return g.init ? (*v = 13000, kSuccess) : kUninitialized; }
 API int nvmlDeviceGetName(void* dev, char* buf, unsigned len) {
   if (dev != &g) return kInvalidArgument;
-  std::snprintf(buf, len, "%s", Cur().mem_total < 0 ? "NVIDIA GB10" : "NVIDIA GeForce RTX 4090");
+  std::snprintf(buf, len, "%s", Cur().discrete ? "NVIDIA GeForce RTX 4090" : "NVIDIA GB10");
   return kSuccess;
 }
 API int nvmlDeviceGetUUID(void* dev, char* buf, unsigned len) {
@@ -206,7 +208,7 @@ API int nvmlDeviceGetUUID(void* dev, char* buf, unsigned len) {
 }
 API int nvmlDeviceGetCudaComputeCapability(void* dev, int* major, int* minor) {
   if (int rc = Check(dev)) return rc;
-  if (Cur().mem_total < 0) *major = 12, *minor = 1;
+  if (!Cur().discrete) *major = 12, *minor = 1;
   else *major = 8, *minor = 9;
   return kSuccess;
 }
