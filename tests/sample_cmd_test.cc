@@ -189,3 +189,52 @@ TEST(SampleCmd, KillMinus9AtRandomMomentsNeverTearsOrLosesRows) {
 
 }  // namespace
 }  // namespace sparkops
+
+#include <atomic>
+#include <sstream>
+
+#include "telemetry/loop.h"
+
+namespace sparkops {
+namespace {
+
+TEST(SampleLoop, StopsFromAnotherThreadDuringALongSleep) {
+  std::ostringstream out, err;
+  Context ctx{{"/", "none", "none", false}, HostFs(Fixture("gb10")), {}, out, err};
+  Sampler sampler(ctx);
+  EventDetector det;
+  std::atomic<bool> stop{false};
+  int rows = 0;
+  auto t0 = std::chrono::steady_clock::now();
+  std::thread stopper([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    stop = true;
+  });
+  auto r = SampleLoop(sampler, det, {30, 0, 0}, {nullptr, &stop}, [&](const Sample& s) -> Result<void> {
+    EXPECT_TRUE(s.mem);
+    ++rows;
+    return {};
+  });
+  stopper.join();
+  EXPECT_TRUE(r);
+  EXPECT_EQ(rows, 1);
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(1));
+}
+
+TEST(SampleLoop, WriteErrorStopsAndIsReturned) {
+  std::ostringstream out, err;
+  Context ctx{{"/", "none", "none", false}, HostFs(Fixture("gb10")), {}, out, err};
+  Sampler sampler(ctx);
+  EventDetector det;
+  int rows = 0;
+  auto r = SampleLoop(sampler, det, {0.001, 10, 0}, {}, [&](const Sample&) -> Result<void> {
+    if (++rows == 3) return IoError("cannot write x: No space left on device");
+    return {};
+  });
+  ASSERT_FALSE(r);
+  EXPECT_EQ(rows, 3);
+  EXPECT_EQ(r.error().message, "cannot write x: No space left on device");
+}
+
+}  // namespace
+}  // namespace sparkops

@@ -1,10 +1,7 @@
 // sparkops sample: one CSV row per interval (DESIGN.md "sample"), durable, events on stderr.
 #include <fmt/format.h>
 #include <signal.h>
-#include <time.h>
 
-#include <cerrno>
-#include <chrono>
 #include <cmath>
 #include <functional>
 
@@ -13,8 +10,7 @@
 #include "cli/flags.h"
 #include "telemetry/appender.h"
 #include "telemetry/csv.h"
-#include "telemetry/events.h"
-#include "telemetry/sampler.h"
+#include "telemetry/loop.h"
 
 namespace sparkops {
 namespace {
@@ -46,14 +42,6 @@ class StopSignals {
  private:
   struct sigaction old_int_ {}, old_term_ {}, old_pipe_ {};
 };
-
-/// Sleeps until `deadline` (monotonic) or a stop signal.
-void SleepUntil(std::chrono::steady_clock::time_point deadline) {
-  auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(deadline.time_since_epoch()).count();
-  timespec ts{static_cast<time_t>(ns / 1000000000), static_cast<long>(ns % 1000000000)};
-  while (!g_stop && clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, nullptr) == EINTR) {
-  }
-}
 
 }  // namespace
 
@@ -101,30 +89,21 @@ int CmdSample(Context& ctx, const std::vector<std::string>& args) {
   StopSignals signals;
   Sampler sampler(ctx);
   EventDetector events;
-  const auto step = std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(interval));
-  const auto limit = std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(duration));
-  const auto start = std::chrono::steady_clock::now();
-  auto next = start;
   std::string last_note;
-  for (long long rows = 0; !g_stop; ++rows) {
-    if (count > 0 && rows >= count) break;
-    Sample s = sampler.Take();
-    s.events = events.Update(s);
-    if (s.gpu_note != last_note) {
-      if (!s.gpu_note.empty()) ctx.err << "sparkops sample: " << s.gpu_note << "; GPU columns stay empty\n";
-      last_note = s.gpu_note;
-    }
-    if (auto w = write(CsvRow(s)); !w) {
-      ctx.err << "sparkops sample: " << w.error().message << " (rows written before are intact)\n";
-      return kExitProblem;
-    }
-    for (const auto& e : s.events) ctx.err << FormatUtcMillis(s.time) << " event " << e << "\n";
-    if (count > 0 && rows + 1 >= count) break;
-    next += step;
-    auto now = std::chrono::steady_clock::now();
-    if (next < now) next += ((now - next) / step + 1) * step;  // fell behind: skip missed slots
-    if (duration > 0 && next - start >= limit) break;
-    SleepUntil(next);
+  auto written = SampleLoop(sampler, events, {interval, count, duration}, {&g_stop, nullptr},
+                            [&](const Sample& s) -> Result<void> {
+                              if (s.gpu_note != last_note) {
+                                if (!s.gpu_note.empty())
+                                  ctx.err << "sparkops sample: " << s.gpu_note << "; GPU columns stay empty\n";
+                                last_note = s.gpu_note;
+                              }
+                              if (auto w = write(CsvRow(s)); !w) return w;
+                              for (const auto& e : s.events) ctx.err << FormatUtcMillis(s.time) << " event " << e << "\n";
+                              return {};
+                            });
+  if (!written) {
+    ctx.err << "sparkops sample: " << written.error().message << " (rows written before are intact)\n";
+    return kExitProblem;
   }
   return kExitOk;
 }
