@@ -236,3 +236,30 @@ TEST(PreflightGpu, G4SkipsWithoutGpuAndSaysWhy) {
 
 }  // namespace
 }  // namespace sparkops
+
+namespace sparkops {
+namespace {
+
+TEST(GpuSnapshot, MissingNvidiaSmiIsNotRetriedEverySample) {
+  Ctx c("none", "/nonexistent/nvidia-smi");
+  GpuReader reader(c.ctx);
+  for (int i = 0; i < 3; ++i) {
+    GpuSnapshot s = reader.Read();
+    EXPECT_FALSE(s.any());
+    EXPECT_NE(s.why_none.find("nvidia-smi: "), std::string::npos) << s.why_none;  // the reason is kept
+  }
+}
+
+TEST(GpuSnapshot, NoPermissionHandleIsAReasonNotACrash) {
+  ScopedEnv np("SPARKOPS_STUB_NVML_NO_PERMISSION", "1");
+  Ctx c(Stub(), "none");
+  GpuSnapshot s = ReadGpuSnapshot(c.ctx);
+  ASSERT_TRUE(s.any());
+  EXPECT_EQ(s.gpus[0].error, "NVML gives no handle for this GPU: NO_PERMISSION (4)");
+  EXPECT_FALSE(s.gpus[0].temp_c);
+  auto r = RunInProcess({"--root", Fixture("gb10"), "--nvml", Stub(), "--nvidia-smi", "none", "preflight", "--only", "G4"});
+  EXPECT_NE(r.out.find("G4 SKIP GPU 0 cannot be read: NVML gives no handle"), std::string::npos) << r.out;
+}
+
+}  // namespace
+}  // namespace sparkops

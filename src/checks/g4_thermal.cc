@@ -19,7 +19,8 @@ CheckResult CheckG4(const HostFacts& f) {
   const GpuReading& g = snap.gpus.front();
   if (!g.error.empty()) {
     r.status = CheckStatus::kSkip;
-    r.summary = fmt::format("GPU {} ({}) stopped answering: {}", g.index, g.name, g.error);
+    std::string who = g.name.empty() ? fmt::format("GPU {}", g.index) : fmt::format("GPU {} ({})", g.index, g.name);
+    r.summary = fmt::format("{} cannot be read: {}", who, g.error);
     return r;
   }
   auto num = [](const auto& v, const char* spec) {

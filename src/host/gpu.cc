@@ -84,14 +84,16 @@ GpuSnapshot GpuReader::Read() {
     if (g.error.empty() && (!g.temp_c || !g.power_w || (!g.power_limit_w && !g.unified_memory) || !g.sm_clock_mhz ||
                             !g.util_pct || !g.clock_event_reasons || !g.sm_clock_max_mhz))
       lacks = true;
-  std::string smi_why = smi_exe_.empty() ? "nvidia-smi disabled (--nvidia-smi none)" : "";
+  std::string smi_why = smi_exe_.empty() ? "nvidia-smi disabled (--nvidia-smi none)" : smi_last_error_;
   bool smi_used = false;
-  if (!smi_exe_.empty() && lacks && (nvml_ == nullptr || !probed_ || smi_useful_)) {
+  if (!smi_exe_.empty() && lacks && (!probed_ || smi_useful_)) {
     auto smi = QueryNvidiaSmi(smi_exe_);
     if (!smi) {
-      smi_why = smi.error().message;
-      if (nvml_) smi_useful_ = false;  // NVML answers; don't keep running a failing nvidia-smi
-    } else if (snap.gpus.empty()) {
+      smi_why = smi_last_error_ = smi.error().message;
+      // NVML answers: don't keep running a failing nvidia-smi. Without NVML, keep trying a
+      // nvidia-smi that runs and fails (a driver may come back), but not one that is not there.
+      if (nvml_ || smi.error().kind == Error::Kind::kNotFound) smi_useful_ = false;
+    } else if (smi_last_error_.clear(); snap.gpus.empty()) {
       snap.gpus = std::move(*smi);
       smi_used = true;
     } else {

@@ -74,6 +74,7 @@ class GpuReader {
   std::string smi_exe_;   ///< "" when disabled
   bool probed_ = false;
   bool smi_useful_ = true;  ///< after the first read: nvidia-smi filled something NVML lacks
+  std::string smi_last_error_;  ///< why nvidia-smi gave nothing, kept once it is no longer run
 };
 
 /// Reads all GPUs once, honouring --nvml / --nvidia-smi. Never fails: no GPU is an empty snapshot

@@ -191,8 +191,9 @@ Result<std::unique_ptr<Nvml>> Nvml::Open(const std::string& path) {
   n->devices_ = std::make_unique<Device[]>(count);
   for (unsigned i = 0; i < count; ++i) {
     nvmlDevice_t h = nullptr;
-    if (s.handle(i, &h) == nvml_rc::kSuccess) n->devices_[i].handle = h;
-    else n->devices_[i].lost = "no handle for this GPU (no permission?)";
+    int hrc = s.handle(i, &h);
+    if (hrc == nvml_rc::kSuccess) n->devices_[i].handle = h;
+    else n->devices_[i].lost = "NVML gives no handle for this GPU: " + NvmlReturnName(hrc);
   }
   return n;
 }

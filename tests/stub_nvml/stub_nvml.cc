@@ -168,6 +168,7 @@ API int nvmlDeviceGetCount(unsigned* n) { return g.init ? (*n = g.devices, kSucc
 API int nvmlDeviceGetHandleByIndex(unsigned i, void** dev) {
   if (!g.init) return kUninitialized;
   if (i >= g.devices) return kInvalidArgument;
+  if (const char* np = std::getenv("SPARKOPS_STUB_NVML_NO_PERMISSION"); np && *np == '1') return 4;  // NO_PERMISSION
   *dev = &g;
   return kSuccess;
 }
