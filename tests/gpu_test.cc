@@ -263,3 +263,29 @@ TEST(GpuSnapshot, NoPermissionHandleIsAReasonNotACrash) {
 
 }  // namespace
 }  // namespace sparkops
+
+#include "telemetry/sampler.h"
+
+namespace sparkops {
+namespace {
+
+TEST(GpuSnapshot, ProcessMemoryNotAvailableIsAbsentAndNoPartialSum) {
+  testing::TempDir dir;
+  ScopedEnv sc("SPARKOPS_STUB_NVML_SCENARIO", dir.Write("s.txt", "step procs=4242:1073741824,4343:na\n"));
+  Ctx c(Stub(), "none");
+  GpuSnapshot s = ReadGpuSnapshot(c.ctx);
+  ASSERT_EQ(s.gpus[0].processes.size(), 2u);
+  EXPECT_EQ(s.gpus[0].processes[0].used_bytes, 1073741824u);
+  EXPECT_FALSE(s.gpus[0].processes[1].used_bytes);
+  EXPECT_FALSE(GpuAttributedBytes(s.gpus[0]));
+  auto r = RunInProcess({"--root", Fixture("gb10"), "--nvml", Stub(), "--nvidia-smi", "none", "preflight", "--only", "G3"});
+  EXPECT_NE(r.out.find("2 GPU processes (1 not reporting memory; 1.0 GiB held by the others)"), std::string::npos) << r.out;
+  ScopedEnv none("SPARKOPS_STUB_NVML_SCENARIO", dir.Write("n.txt", "step procs=none\n"));
+  Ctx c2(Stub(), "none");
+  GpuSnapshot idle = ReadGpuSnapshot(c2.ctx);
+  EXPECT_TRUE(idle.gpus[0].processes_known);
+  EXPECT_EQ(GpuAttributedBytes(idle.gpus[0]), 0u);  // a real zero: nothing holds GPU memory
+}
+
+}  // namespace
+}  // namespace sparkops

@@ -28,9 +28,17 @@ std::string HostFacts::GpuMemorySummary() const {
   }
   if (r.processes_known) {
     uint64_t sum = 0;
-    for (const auto& p : r.processes) sum += p.used_bytes.value_or(0);
-    s += fmt::format(", {:.1f} GiB held by {} GPU process{}", ToGiB(sum), r.processes.size(),
-                     r.processes.size() == 1 ? "" : "es");
+    size_t unknown = 0;
+    for (const auto& p : r.processes) {
+      if (p.used_bytes) sum += *p.used_bytes;
+      else ++unknown;
+    }
+    size_t n = r.processes.size();
+    if (unknown == 0)
+      s += fmt::format(", {:.1f} GiB held by {} GPU process{}", ToGiB(sum), n, n == 1 ? "" : "es");
+    else
+      s += fmt::format(", {} GPU process{} ({} not reporting memory; {:.1f} GiB held by the others)", n,
+                       n == 1 ? "" : "es", unknown, ToGiB(sum));
   }
   return s;
 }

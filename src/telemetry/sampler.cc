@@ -7,7 +7,10 @@ namespace sparkops {
 std::optional<uint64_t> GpuAttributedBytes(const GpuReading& g) {
   if (!g.processes_known) return std::nullopt;
   uint64_t sum = 0;
-  for (const auto& p : g.processes) sum += p.used_bytes.value_or(0);
+  for (const auto& p : g.processes) {
+    if (!p.used_bytes) return std::nullopt;  // a partial sum would pass for a reading
+    sum += *p.used_bytes;
+  }
   return sum;
 }
 

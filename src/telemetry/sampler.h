@@ -19,7 +19,8 @@ class Sampler {
   GpuReader gpu_;
 };
 
-/// Sum of the per-process GPU memory NVML reports (absent when the process list is not readable).
+/// Sum of the per-process GPU memory NVML reports: absent when the process list is not readable or
+/// any process's usage is not available (NVML_VALUE_NOT_AVAILABLE); 0 when no process holds any.
 std::optional<uint64_t> GpuAttributedBytes(const GpuReading& g);
 
 }  // namespace sparkops
