@@ -43,7 +43,7 @@ bool LooksLikeSystemPool(const GpuReading& r, uint64_t mem_total) {
 }  // namespace
 
 GpuReader::GpuReader(const Context& ctx) {
-  if (auto m = ReadMemInfo(ctx.fs); m && m->total) pool_bytes_ = *m->total;
+  if (auto m = ReadMemInfo(ctx.fs); m && m->total) pool_bytes_ = *m->total;  // once, for LooksLikeSystemPool
   if (ctx.nvml_enabled()) {
     auto n = Nvml::Open(ctx.opts.nvml);
     if (n) {
@@ -70,10 +70,6 @@ GpuSnapshot GpuReader::Read() {
     for (unsigned i = 0; i < nvml_->device_count(); ++i) {
       GpuReading r = static_[i];
       r.error = nvml_->ReadDynamic(i, r);
-      if (r.mem_total_bytes && pool_bytes_ && LooksLikeSystemPool(r, *pool_bytes_)) {
-        r.mem_total_bytes.reset(), r.mem_used_bytes.reset();
-        r.unified_memory = true;
-      }
       snap.gpus.push_back(std::move(r));
     }
   }
@@ -106,6 +102,11 @@ GpuSnapshot GpuReader::Read() {
     }
   }
   probed_ = true;
+  for (auto& g : snap.gpus)
+    if (g.mem_total_bytes && pool_bytes_ && LooksLikeSystemPool(g, *pool_bytes_)) {
+      g.mem_total_bytes.reset(), g.mem_used_bytes.reset();
+      g.unified_memory = true;
+    }
   if (snap.gpus.empty()) {
     snap.source = "none";
     std::vector<std::string> why;
