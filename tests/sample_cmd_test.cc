@@ -122,7 +122,7 @@ TEST(SampleCmd, DurationStops) {
   auto r = RunInProcess({"--root", Fixture("gb10"), "sample", "--interval", "0.02", "--duration", "0.1"});
   ASSERT_EQ(r.rc, 0) << r.err;
   size_t rows = SplitLines(r.out).size() - 1;
-  EXPECT_GE(rows, 4u);
+  EXPECT_GE(rows, 2u);  // 5 on an idle machine; fewer when a loaded one skips missed slots
   EXPECT_LE(rows, 6u);
   EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(2));
 }
@@ -165,22 +165,26 @@ TEST(SampleCmd, KillMinus9AtRandomMomentsNeverTearsOrLosesRows) {
   testing::TempDir dir;
   std::string out = dir.path() + "/t.csv";
   std::mt19937 rng(20261129);
-  std::uniform_int_distribution<int> delay_us(0, 60000);
+  std::uniform_int_distribution<int> delay_us(0, 30000);
   size_t killed_mid_run = 0;
   for (int i = 0; i < 100; ++i) {
+    size_t size0 = ReadOrEmpty(out).size();
     pid_t pid = Spawn({"--root", Fixture("gb10"), "--nvml", Stub(), "--nvidia-smi", "none", "sample", "--interval", "0.01", "--out", out});
     ASSERT_GT(pid, 0);
+    // Wait for this run's first row (start-up is slow under sanitizers), then kill it at a random
+    // moment of its sampling: between rows, inside a sample, or inside the write.
+    for (int w = 0; w < 3000 && ReadOrEmpty(out).size() == size0; ++w) std::this_thread::sleep_for(std::chrono::milliseconds(1));
     std::this_thread::sleep_for(std::chrono::microseconds(delay_us(rng)));
     std::string before = ReadOrEmpty(out);  // every complete row written so far must survive
-    // Only whole rows count as "written": cut after the last newline.
     before = before.substr(0, before.rfind('\n') == std::string::npos ? 0 : before.rfind('\n') + 1);
     kill(pid, SIGKILL);
     int status = 0;
     ASSERT_EQ(waitpid(pid, &status, 0), pid);
     if (WIFSIGNALED(status)) ++killed_mid_run;
     std::string after = ReadOrEmpty(out);
+    ASSERT_GT(after.size(), size0) << "run " << i << " wrote no row";
     ASSERT_EQ(after.substr(0, before.size()), before) << "rows lost at kill " << i;
-    if (!after.empty()) ExpectCompleteRows(after);
+    ExpectCompleteRows(after);
     if (::testing::Test::HasFailure()) break;
   }
   EXPECT_EQ(killed_mid_run, 100u);
