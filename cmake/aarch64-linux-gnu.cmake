@@ -16,10 +16,21 @@ set(CMAKE_CXX_COMPILER aarch64-linux-gnu-g++)
 set(ENV{PKG_CONFIG_LIBDIR} "/usr/lib/aarch64-linux-gnu/pkgconfig:/usr/share/pkgconfig")
 set(ENV{PKG_CONFIG_PATH} "")
 
-# The loader and libc of the cross toolchain (libc6-arm64-cross); qemu falls back to the real
-# root for everything else, where the multiarch :arm64 libraries are.
+# libyaml-cpp-dev is not Multi-Arch: same in Debian 12 (only the runtime libyaml-cpp0.7:arm64 can be
+# installed next to the native -dev package): fall back to a config built from those two.
+if(NOT EXISTS /usr/lib/aarch64-linux-gnu/cmake/yaml-cpp/yaml-cpp-config.cmake)
+  set(yaml-cpp_DIR "${CMAKE_CURRENT_LIST_DIR}/cross/yaml-cpp" CACHE PATH "yaml-cpp for the cross build")
+endif()
+
+# qemu-aarch64 runs target programs. The :arm64 packages bring libc6:arm64 and its loader
+# (/lib/ld-linux-aarch64.so.1), so no -L prefix is needed. Measured with qemu 7.2 here: with
+# `-L /usr/aarch64-linux-gnu` a dynamically linked program that forks spins forever in the child,
+# so that prefix is only the fallback when the multiarch loader is missing.
 find_program(SPARKOPS_QEMU_AARCH64 NAMES qemu-aarch64 qemu-aarch64-static)
 if(SPARKOPS_QEMU_AARCH64)
-  set(CMAKE_CROSSCOMPILING_EMULATOR "${SPARKOPS_QEMU_AARCH64};-L;/usr/aarch64-linux-gnu"
-      CACHE STRING "runs aarch64 test programs on this host")
+  if(EXISTS /lib/ld-linux-aarch64.so.1)
+    set(CMAKE_CROSSCOMPILING_EMULATOR "${SPARKOPS_QEMU_AARCH64}")
+  else()
+    set(CMAKE_CROSSCOMPILING_EMULATOR "${SPARKOPS_QEMU_AARCH64};-L;/usr/aarch64-linux-gnu")
+  endif()
 endif()
