@@ -79,6 +79,9 @@ TEST(Plan, KnobsMoveTheRightComponents) {
   EXPECT_GT(a(eager, "activations_gib"), a(base, "activations_gib"));
   EXPECT_LT(a(chunked, "logits_gib"), a(base, "logits_gib") / 2);
   EXPECT_EQ(a(base, "weights_gib"), a(off, "weights_gib"));
+  auto drop = PlanJson({"llama-3.1-8b", "--seq", "4096", "--lora-dropout", "0.05", "--budget-gib", "500"});
+  EXPECT_GT(a(drop, "activations_gib"), a(base, "activations_gib"));
+  EXPECT_EQ(RunInProcess({"plan", "llama-3.1-8b", "--lora-dropout", "1.5"}).rc, 2);
   auto paged = PlanJson({"llama-3.1-8b", "--optimizer", "paged_adamw8bit", "--budget-gib", "500"});
   // Paged state lives in the pool but not in torch's allocated counter.
   EXPECT_NEAR(paged["steady_peak_gib"].get<double>() - paged["allocated_peak_gib"].get<double>(),

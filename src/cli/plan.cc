@@ -18,7 +18,13 @@ double Round3(double v) { return std::round(v * 1000) / 1000; }
 std::string OptionsLine(const PlanOptions& o) {
   std::string s = fmt::format("method {}, seq {}, batch {}, grad-ckpt {}, optimizer {}, precision {}", ToString(o.method),
                               o.seq, o.batch, o.grad_ckpt ? "on" : "off", ToString(o.optimizer), ToString(o.precision));
-  if (o.method != Method::kFull) s += fmt::format(", LoRA r{} on {}", o.rank, fmt::join(o.targets, ","));
+  if (o.method != Method::kFull) {
+    std::vector<std::string> t;
+    for (const char* n : {"q", "k", "v", "o", "gate", "up", "down", "head"})
+      if (o.targets.count(n)) t.push_back(n);
+    s += fmt::format(", LoRA r{} on {}{}", o.rank, fmt::join(t, ","),
+                     o.lora_dropout > 0 ? fmt::format(" (dropout {})", o.lora_dropout) : "");
+  }
   return s + fmt::format(", attention {}, loss {}", ToString(o.attention), ToString(o.loss));
 }
 
@@ -42,7 +48,7 @@ nlohmann::json PlanJson(const Plan& p) {
   j["options"] = {{"method", ToString(p.options.method)}, {"seq", p.options.seq}, {"batch", p.options.batch},
                   {"grad_ckpt", p.options.grad_ckpt}, {"optimizer", ToString(p.options.optimizer)},
                   {"precision", ToString(p.options.precision)}, {"lora_rank", p.options.rank},
-                  {"lora_targets", p.options.targets}, {"attention", ToString(p.options.attention)},
+                  {"lora_targets", p.options.targets}, {"lora_dropout", p.options.lora_dropout}, {"attention", ToString(p.options.attention)},
                   {"loss", ToString(p.options.loss)}};
   j["components"] = {{"weights_gib", Round3(G(b.weights))},       {"adapter_gib", Round3(G(b.adapter))},
                      {"gradients_gib", Round3(G(b.gradients))},   {"optimizer_gib", Round3(G(b.optimizer))},

@@ -16,6 +16,7 @@ void AddPlanFlags(CLI::App& app, PlanFlags& f) {
                  "bf16 (pure bf16 weights/grads/states)|mixed (fp32 master + states)|fp32 (default bf16)");
   app.add_option("--lora-rank", f.rank, "LoRA rank r (default 16)");
   app.add_option("--lora-targets", f.targets, "comma list of q,k,v,o,gate,up,down,head; attn; all (default all)");
+  app.add_option("--lora-dropout", f.lora_dropout, "LoRA dropout probability (default 0, PEFT's default)");
   app.add_option("--attention", f.attention, "sdpa|flash|eager (default sdpa)");
   app.add_option("--loss", f.loss, "standard|chunked cross-entropy (default standard)");
   app.add_option("--budget-gib", f.budget_gib, "budget in GiB instead of MemAvailable - reserve");
@@ -54,6 +55,9 @@ Result<PlanOptions> ToPlanOptions(const PlanFlags& f) {
   auto loss = ParseLoss(f.loss);
   if (!loss) return std::unexpected(loss.error());
   o.loss = *loss;
+  if (!(f.lora_dropout >= 0 && f.lora_dropout < 1))
+    return InputError(fmt::format("--lora-dropout {}: must be in [0, 1)", f.lora_dropout));
+  o.lora_dropout = f.lora_dropout;
   return o;
 }
 

@@ -15,6 +15,7 @@ struct PlanFlags {
   int64_t seq = 2048, batch = 1, rank = 16;
   std::optional<double> budget_gib;
   double reserve_gib = 4;
+  double lora_dropout = 0;
 };
 
 void AddPlanFlags(CLI::App& app, PlanFlags& f);

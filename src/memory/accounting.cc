@@ -85,6 +85,7 @@ Result<Breakdown> Estimate(const LoadedModel& model, const PlanOptions& o) {
   if (o.seq == 0) return InputError("--seq: must be at least 1");
   if (o.batch == 0) return InputError("--batch: must be at least 1");
   if (o.method != Method::kFull && o.rank == 0) return InputError("--lora-rank: must be at least 1");
+  if (o.lora_dropout < 0 || o.lora_dropout >= 1) return InputError("--lora-dropout: must be in [0, 1)");
   if (o.seq > (1u << 24) || o.batch > (1u << 20)) return InputError("--seq/--batch: implausibly large");
   const ModelSpec& m = model.spec;
   const ParamCounts pc = CountParams(m);
@@ -173,6 +174,9 @@ Result<Breakdown> Estimate(const LoadedModel& model, const PlanOptions& o) {
   if (m.is_moe()) per_token += k * 2 * h + 4.0 * m.experts;       // dispatched copies + router logits
   per_token += k * (m.gated_mlp() ? 6 : 2) * i;          // gate, up, act (gated) / fc1 out (plain)
   if (keeps_input("down")) per_token += k * 2 * i;       // down-projection input
+  if (!full && o.lora_dropout > 0)                       // dropped bf16 copy (2) + bool mask (1) per adapted linear
+    for (const auto& l : linears)
+      if (Adapted(l, o.targets)) per_token += 3.0 * double(l.d_in) * (l.count > 1 ? k : 1);
   const double layer_bytes = per_token * tokens * act_scale;
   const double L = m.layers;
   if (o.grad_ckpt)

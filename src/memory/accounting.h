@@ -30,6 +30,7 @@ struct PlanOptions {
   std::set<std::string> targets = {"q", "k", "v", "o", "gate", "up", "down"};  ///< + "head"
   Attention attention = Attention::kSdpa;
   Loss loss = Loss::kStandard;
+  double lora_dropout = 0;  ///< PEFT's default 0; > 0 keeps a dropped copy of each adapted input + mask
 };
 
 std::string ToString(Method m);
