@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # bench/plan.sh - how long `sparkops plan` (accounting + fit search over seq and batch + anchor)
 # takes per invocation, against peers measured in the same run:
-#   - `true`            : process start-up floor
+#   - /bin/true         : process start-up floor
 #   - python3 -S        : the same weights+states+logits formula in Python (no fit search) - what a
 #                         worksheet script costs before it computes anything useful
 # Usage: bench/plan.sh [path/to/sparkops] [runs]   (default build/sparkops, 50 runs)
@@ -24,14 +24,15 @@ time_ms() {  # runs "$@" N times, prints mean ms per run
   printf '%.3f' "$(echo "scale=6; ($end - $start) / 1000000 / $N" | bc)"
 }
 
-t_true=$(time_ms true)
-t_py=$(time_ms python3 -S -c "$PY")
+t_true=$(time_ms /bin/true)
+PYBIN=$(python3 -c 'import sys; print(sys.executable)')  # the interpreter itself, not a pyenv shim
+t_py=$(time_ms "$PYBIN" -S -c "$PY")
 t_plan=$(time_ms "$BIN" plan llama-3.3-70b --method qlora --seq 4096 --root "$FIX")
 t_json=$(time_ms "$BIN" --json plan gemma-2-27b --root "$FIX")
 t_full=$(time_ms "$BIN" plan llama-3.1-8b --method full --seq 65536 --root "$FIX")
 
 echo "runs per case: $N ($(nproc) CPUs, $(uname -m))"
-printf '%-58s %8s ms\n' "true (process start-up floor)" "$t_true"
+printf '%-58s %8s ms\n' "/bin/true (process start-up floor)" "$t_true"
 printf '%-58s %8s ms\n' "python3 -S, same formula, no fit search (peer)" "$t_py"
 printf '%-58s %8s ms\n' "sparkops plan llama-3.3-70b --method qlora --seq 4096" "$t_plan"
 printf '%-58s %8s ms\n' "sparkops --json plan gemma-2-27b" "$t_json"

@@ -80,7 +80,7 @@ void PrintPlan(std::ostream& out, const Plan& p) {
                      Count(double(b.trainable)));
   auto row = [&](const char* name, double bytes, const std::string& note) {
     if (bytes <= 0) return;
-    out << fmt::format("  {:<24}{:>9.2f} GiB  {}\n", name, G(bytes), note);
+    out << fmt::format("  {:<24}{:>9.2f} GiB{}{}\n", name, G(bytes), note.empty() ? "" : "  ", note);
   };
   row("weights", b.weights,
       o.method == Method::kQlora ? "NF4 block linears at 4.127 bits/param; embeddings, head, norms 16-bit"
@@ -118,7 +118,7 @@ void PrintPlan(std::ostream& out, const Plan& p) {
                                : "none (the weights alone do not fit)");
   out << fmt::format("largest batch that fits (seq {}): {}\n", o.seq,
                      p.max_batch ? std::to_string(*p.max_batch) : "none");
-  out << fmt::format("anchor          {}: {:.2f} GiB [{}]; this plan's {} is {:+.2f} GiB from it\n", p.anchor.name,
+  out << fmt::format("anchor          {}: {:.2f} GiB [{}]; this plan's {}: {:+.2f} GiB from it\n", p.anchor.name,
                      G(p.anchor.bytes), p.anchor.source, p.anchor.compared, G(p.anchor.diff));
   out << "note: offloading activations or optimizer state \"to CPU RAM\" saves nothing on a unified-memory Spark: "
          "it is the same pool.\n";

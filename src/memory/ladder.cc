@@ -33,7 +33,8 @@ Ladder BuildLadder(const Result<MemInfo>& mi, const std::optional<Plan>& plan, c
   if (!plan) {
     l.steps.push_back({2, "shorter packing, then a smaller batch", "give MODEL and the plan options for the largest values that fit"});
     l.steps.push_back({3, "downgrade the method: full -> bf16 LoRA -> QLoRA", "give MODEL to see which method fits"});
-    l.steps.push_back({4, "smaller model, or two Sparks with DDP/FSDP (never tensor parallelism for training)", ""});
+    l.steps.push_back({4, "smaller model, or two Sparks with DDP/FSDP (never tensor parallelism for training)",
+                       "when steps 1-3 still do not fit"});
     l.next = 1;
     l.why_next = "the ladder starts with the flush; batch size is never step 1";
     return l;

@@ -34,7 +34,7 @@ Anchor NearestAnchor(const Plan& p) {
     a.name = "70B QLoRA (seed: weights near 40 GB)";
     a.bytes = 40e9;
     a.source = "seed";
-    a.compared = "weights";
+    a.compared = "weights + adapter";
     a.diff = p.breakdown.weights + p.breakdown.adapter - a.bytes;
     return a;
   }
