@@ -97,6 +97,8 @@ TEST(ParseConfigJson, BadInputNamesFileAndField) {
       {R"({"model_type":"llama","vocab_size":"many","hidden_size":64})", "'vocab_size' is not an integer"},
       {R"({"model_type":"mixtral","vocab_size":10,"hidden_size":64,"intermediate_size":5,"num_hidden_layers":2,"num_attention_heads":4,"num_local_experts":2,"num_experts_per_tok":3})",
        "exceeds"},
+      {R"({"model_type":"llama","vocab_size":10,"hidden_size":100000000,"intermediate_size":100000000,"num_hidden_layers":100000,"num_attention_heads":4})",
+       "implausible"},
   };
   for (const auto& c : cases) {
     auto s = ParseConfigJson(c.text, "dir/config.json");

@@ -18,7 +18,7 @@ int CmdFlush(Context& ctx, const std::vector<std::string>& args) {
   app->add_flag("--force", force, "flush even while a trainer is running");
   if (auto rc = ParseFlags(*app, args, ctx)) return *rc;
   if (!dry_run && !IsRoot()) {
-    ctx.err << "sparkops flush: needs root (it writes /proc/sys/vm/drop_caches); nothing was done. "
+    ctx.err << "sparkops flush: needs root (it writes " << kDropCachesPath << "); nothing was done. "
                "Run `sudo sparkops flush`, or `sparkops flush --dry-run` to see what it would free.\n";
     return kExitProblem;
   }
@@ -43,8 +43,9 @@ int CmdFlush(Context& ctx, const std::vector<std::string>& args) {
       j["mem_available_gib"] = avail ? nlohmann::json(ToGiB(*avail)) : nlohmann::json();
       ctx.out << j.dump(2) << "\n";
     } else {
-      ctx.out << fmt::format("would run: sync; echo 3 > /proc/sys/vm/drop_caches\nreclaimable page cache: {} "
+      ctx.out << fmt::format("would run: sync; echo 3 > {}\nreclaimable page cache: {} "
                              "(Cached + Buffers - Shmem); MemAvailable now {}\n",
+                             kDropCachesPath,
                              cache ? fmt::format("{:.2f} GiB", ToGiB(*cache)) : "not reported",
                              avail ? fmt::format("{:.2f} GiB", ToGiB(*avail)) : "not reported");
     }

@@ -61,6 +61,8 @@ nlohmann::json PlanJson(const Plan& p) {
   j["load_peak_gib"] = Round3(G(b.load_peak()));
   j["budget_gib"] = Round3(G(p.budget.bytes));
   j["budget_source"] = p.budget.source;
+  if (p.budget.source != "--budget-gib")
+    j["budget_note"] = "MemAvailable is the pool on a unified-memory GPU (GB10); on a discrete GPU pass --budget-gib";
   j["mem_available_gib"] = p.budget.mem_available ? nlohmann::json(Round3(G(*p.budget.mem_available))) : nlohmann::json();
   j["mem_free_gib"] = p.budget.mem_free ? nlohmann::json(Round3(G(*p.budget.mem_free))) : nlohmann::json();
   j["verdict"] = ToString(p.verdict);
@@ -107,6 +109,9 @@ void PrintPlan(std::ostream& out, const Plan& p) {
     out << fmt::format("budget          {:>9.2f} GiB  MemAvailable {:.2f} GiB - reserve {:.1f} GiB (OS/driver)\n",
                        G(p.budget.bytes), G(*p.budget.mem_available), G(p.budget.reserve));
   }
+  if (p.budget.source != "--budget-gib")
+    out << "  (the budget is the shared pool of a unified-memory GPU such as GB10; on a discrete GPU the limit is the "
+           "card's own memory: pass --budget-gib)\n";
   if (p.budget.mem_free)
     out << fmt::format("  MemFree {:.2f} GiB (the seed's `free -g` column); the budget is MemAvailable because it also "
                        "counts page cache the kernel can reclaim, and nvidia-smi does not see this pool\n",

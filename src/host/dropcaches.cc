@@ -12,7 +12,7 @@ namespace sparkops {
 bool IsRoot() { return geteuid() == 0; }
 
 Result<bool> DropCaches(const HostFs& fs) {
-  const std::string path = fs.Path("/proc/sys/vm/drop_caches");
+  const std::string path = fs.Path(kDropCachesPath);
   ::sync();  // dirty pages are not dropped; write them back first
   int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC | O_TRUNC);
   if (fd < 0) return IoError(fmt::format("{}: cannot open for writing ({})", path, std::strerror(errno)));

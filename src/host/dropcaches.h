@@ -6,6 +6,9 @@
 
 namespace sparkops {
 
+/// The host path written (shown in messages; opened only through HostFs::Path in DropCaches).
+inline constexpr const char* kDropCachesPath = "/proc/sys/vm/drop_caches";
+
 /// True when this process can write drop_caches on the real machine (effective uid 0).
 bool IsRoot();
 /// sync(2), then writes "3\n" to <root>/proc/sys/vm/drop_caches. Io error naming the file when

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "host/dropcaches.h"
+
 namespace sparkops::memory {
 namespace {
 
@@ -24,10 +26,10 @@ Ladder BuildLadder(const Result<MemInfo>& mi, const std::optional<Plan>& plan, c
   if (cache) l.page_cache_gib = ToGiB(*cache);
   l.steps.push_back({1, "flush the page cache",
                      cache ? fmt::format("{:.1f} GiB of page cache is reclaimable now (Cached + Buffers - Shmem, "
-                                         "/proc/meminfo); `sudo sparkops flush` (sync; echo 3 > "
-                                         "/proc/sys/vm/drop_caches) - a between-run reset, not a mid-training step",
-                                         *l.page_cache_gib)
-                           : "page cache not reported by /proc/meminfo; `sudo sparkops flush` between runs"});
+                                         "meminfo); `sudo sparkops flush` (sync; echo 3 > {}) - a between-run "
+                                         "reset, not a mid-training step",
+                                         *l.page_cache_gib, kDropCachesPath)
+                           : "page cache not reported by meminfo; `sudo sparkops flush` between runs"});
   const bool qlora_load_oom = plan && plan->options.method == Method::kQlora && oom &&
                               (oom->phase == OomPhase::kLoad || oom->phase == OomPhase::kDequant);
   if (!plan) {

@@ -175,6 +175,13 @@ Result<ModelSpec> ParseConfigJson(std::string_view text, const std::string& file
     s.experts_per_token = *k;
     s.expert_intermediate = *mi ? **mi : s.intermediate;
   }
+  // Bound the products before any integer arithmetic uses them (100 T parameters is implausible).
+  const double d = [&] {
+    double h = double(s.hidden), layer = double(s.heads + 2 * s.kv_heads) * double(s.head_dim) * h * 2;
+    layer += 3.0 * h * double(s.is_moe() ? s.expert_intermediate : s.intermediate) * double(s.is_moe() ? s.experts : 1);
+    return layer * double(s.layers) + 2.0 * double(s.vocab) * h;
+  }();
+  if (d > 1e14) return InputError(fmt::format("{}: the dimensions give {:.3g} parameters, which is implausible", file, d));
   return s;
 }
 

@@ -86,7 +86,7 @@ Result<Budget> MakeBudget(const Result<MemInfo>& mi, std::optional<double> overr
     return b;
   }
   if (!mi) return std::unexpected(mi.error());
-  if (!b.mem_available) return InputError("/proc/meminfo: no MemAvailable field (give --budget-gib)");
+  if (!b.mem_available) return InputError("meminfo has no MemAvailable field (give --budget-gib)");
   if (b.reserve >= *b.mem_available)
     return InputError(fmt::format("--reserve-gib {:.1f}: leaves no budget (MemAvailable is {:.1f} GiB)", reserve_gib,
                                   *b.mem_available / kGiB));
