@@ -90,11 +90,13 @@ Ladder BuildLadder(const Result<MemInfo>& mi, const std::optional<Plan>& plan, c
     l.next = 2;
     l.why_next = "the plan does not fit as configured; a shorter pack (or smaller batch) does";
   } else if (plan->verdict == Verdict::kNoFit) {
-    bool down = (o.method == Method::kFull && (lora_fits || (qlora && qlora->verdict != Verdict::kNoFit))) ||
-                (o.method == Method::kLora && qlora && qlora->verdict != Verdict::kNoFit);
-    l.next = down ? 3 : 4;
-    l.why_next = down ? "no pack length or batch makes it fit; a lower method tier does"
-                      : "no pack length, batch or method tier fits this budget";
+    const bool qlora_fits = qlora && qlora->verdict != Verdict::kNoFit;
+    std::string tier;
+    if (o.method == Method::kFull && lora_fits) tier = "bf16 LoRA";
+    else if (o.method != Method::kQlora && qlora_fits) tier = "QLoRA";
+    l.next = tier.empty() ? 4 : 3;
+    l.why_next = tier.empty() ? "no pack length, batch or method tier fits this budget"
+                              : "no pack length or batch makes it fit; " + tier + " does";
   } else {
     l.next = 2;
     l.why_next = fmt::format("the planner says this configuration {} (peak {:.1f} GiB of {:.1f} GiB): check what else "
