@@ -20,7 +20,10 @@ TEST(CountParams, MatchesPublishedSafetensorsTotals) {
   } cases[] = {{"llama-3.1-8b", 8030261248},   {"llama-3.2-1b", 1235814400}, {"llama-3.2-3b", 3212749824},
                {"llama-2-7b", 6738415616},     // 6,738,417,664 minus 2,048 F32 rotary buffers
                {"qwen2.5-7b", 7615616512},     {"qwen3-32b", 32762123264},
-               {"gemma-3-1b", 999885952},      {"tinyllama-1.1b", 1100048384}};
+               {"gemma-3-1b", 999885952},      {"tinyllama-1.1b", 1100048384},
+               {"mistral-small-24b", 23572403200},  // Mistral-Small-3.2 text params (same dims)
+               {"falcon-7b", 7217189760},           // checkpoint index total_size / 2 (lm_head stored)
+               {"bloom-7b1", 7069016064}};          // model card
   for (const auto& c : cases) {
     const CatalogueEntry* e = FindModel(c.name);
     ASSERT_NE(e, nullptr) << c.name;

@@ -52,6 +52,7 @@ bool ModelSpec::gated_mlp() const { return !OneOf(model_type, {"gpt_neox", "falc
 bool ModelSpec::fused_qkv() const { return OneOf(model_type, {"phi3", "falcon", "bloom", "gpt_neox"}); }
 bool ModelSpec::fused_gate_up() const { return model_type == "phi3"; }
 int ModelSpec::norms_per_layer() const {
+  if (model_type == "falcon") return 1;  // falcon-7b: one LayerNorm feeding parallel attention + MLP
   return OneOf(model_type, {"gemma2", "gemma3", "gemma3_text"}) ? 4 : 2;
 }
 
@@ -97,7 +98,10 @@ ParamCounts CountParams(const ModelSpec& s) {
   if (OneOf(s.model_type, {"qwen3", "qwen3_moe", "gemma3", "gemma3_text"})) other += 2 * s.head_dim;  // q_norm, k_norm
   if (s.model_type == "qwen2") other += (s.heads + 2 * s.kv_heads) * s.head_dim;    // q/k/v biases
   if (s.is_moe()) other += s.hidden * s.experts;                                    // router
+  if (OneOf(s.model_type, {"bloom", "opt", "gpt_neox"}))                            // biases of every linear
+    other += (s.heads + 2 * s.kv_heads) * s.head_dim + 2 * s.hidden + s.intermediate;
   c.other = other * s.layers + s.hidden * (ln_bias ? 2 : 1);                        // + final norm
+  if (s.model_type == "bloom") c.other += 2 * s.hidden;                             // embedding LayerNorm
   return c;
 }
 
