@@ -59,12 +59,18 @@ TEST(OomSignature, Table) {
       {"cuda runtime", "step 40 loss 1.2\nRuntimeError: CUDA error: out of memory", OomKind::kCudaRuntime, OomPhase::kStep},
       {"sigkill", "step 12 loss 2.1\nKilled", OomKind::kKilled, OomPhase::kStep},
       {"clean", "step 1 loss 2.0\nstep 2 loss 1.9\ndone", OomKind::kNone, OomPhase::kUnknown},
+      {"garbled figures", "OutOfMemoryError: CUDA out of memory. Tried to allocate . GiB. total capacity of 1.2.3 GiB\n"
+                          "Out of memory: Killed process 99999999999999999999999 (x) anon-rss:1kB",
+       OomKind::kTorchCuda, OomPhase::kUnknown},
   };
   for (const auto& c : cases) {
     auto s = ParseOomSignature(c.log);
     EXPECT_EQ(s.kind, c.kind) << c.name;
     EXPECT_EQ(s.phase, c.phase) << c.name << ": " << ToString(s.phase);
   }
+  auto garbled = ParseOomSignature(cases[9].log);
+  EXPECT_FALSE(garbled.tried_gib);  // "." is not a figure: absent, not 0, and no exception
+  EXPECT_FALSE(garbled.total_gib);
   auto k = ParseOomSignature(cases[4].log);
   EXPECT_EQ(*k.killed_pid, 4567);
   EXPECT_EQ(*k.killed_name, "python");

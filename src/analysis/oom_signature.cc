@@ -3,6 +3,8 @@
 #include <regex>
 #include <vector>
 
+#include "base/strings.h"
+
 namespace sparkops {
 namespace {
 
@@ -22,9 +24,10 @@ std::vector<std::string_view> Lines(std::string_view t) {
 
 bool Has(std::string_view s, std::string_view needle) { return s.find(needle) != std::string_view::npos; }
 
-double ToGiB(const std::string& num, const std::string& unit) {
-  double v = std::stod(num);
-  return unit == "MiB" ? v / 1024 : (unit == "KiB" ? v / (1024 * 1024) : v);
+std::optional<double> ToGiB(const std::string& num, const std::string& unit) {
+  auto v = ParseDouble(num);  // never throws: "1.2.3" or "." is simply not a figure
+  if (!v) return std::nullopt;
+  return unit == "MiB" ? *v / 1024 : (unit == "KiB" ? *v / (1024 * 1024) : *v);
 }
 
 std::optional<double> Figure(const std::string& line, const std::regex& re) {
@@ -111,9 +114,10 @@ OomSignature ParseOomSignature(std::string_view text) {
       sig.kind = OomKind::kNvrmNoMemory;
     } else if (std::smatch m; std::regex_search(l, m, kKernel)) {
       sig.kind = OomKind::kKernelOomKiller;
-      sig.killed_pid = std::stol(m[1].str());
+      if (auto pid = ParseInt(m[1].str())) sig.killed_pid = static_cast<long>(*pid);
       sig.killed_name = m[2].str();
-      if (m[3].matched) sig.killed_anon_rss_gib = std::stod(m[3].str()) / (1024.0 * 1024.0);
+      if (m[3].matched)
+        if (auto kb = ParseDouble(m[3].str())) sig.killed_anon_rss_gib = *kb / (1024.0 * 1024.0);
     } else {
       continue;
     }
