@@ -121,6 +121,16 @@ TEST(Oom, StepOomThatDoesNotFitShrinksPackFirst) {
   EXPECT_NE(jl["steps"][1]["detail"].get<std::string>().find("pack length 65536 -> "), std::string::npos);
 }
 
+TEST(Oom, InvalidUtf8InTheLogStillGivesJson) {
+  testing::TempDir d;
+  std::string log = d.Write("bad.log", std::string("step 3 \xff\xfe\nRuntimeError: CUDA error: out of memory \xc3\n"));
+  auto r = RunInProcess({"--json", "oom", "--log", log});
+  ASSERT_EQ(r.rc, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["oom"]["kind"], "cuda_runtime_oom");
+  EXPECT_EQ(j["oom"]["phase"], "step");
+}
+
 TEST(Oom, BadLogOrOptionIsExit2) {
   EXPECT_EQ(RunInProcess({"oom", "--log", "/no/such/train.log"}).rc, 2);
   EXPECT_EQ(RunInProcess({"oom", "--seq", "0"}).rc, 2);

@@ -53,7 +53,7 @@ int CmdBandwidth(Context& ctx, const std::vector<std::string>& args) {
       if (lm) e["tokens_per_s_ceiling"] = f.gb_per_s * 1e9 / bytes;
       j["figures"].push_back(e);
     }
-    ctx.out << j.dump(2) << "\n";
+    ctx.out << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
     return kExitOk;
   }
   if (lm)

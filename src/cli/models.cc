@@ -35,7 +35,7 @@ int CmdModels(Context& ctx, const std::vector<std::string>& args) {
       }
       arr.push_back(j);
     }
-    ctx.out << arr.dump(2) << "\n";
+    ctx.out << arr.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
     return kExitOk;
   }
   ctx.out << fmt::format("{:<30} {:<12} {:>9} {:>9} {:>7} {:>6} {:>8}  {}\n", "name", "type", "params", "active",

@@ -71,7 +71,7 @@ int CmdOom(Context& ctx, const std::vector<std::string>& args) {
       j["steps"].push_back({{"step", s.number}, {"title", s.title}, {"detail", s.detail}});
     j["oom"] = sig ? OomJson(*sig) : nlohmann::json();
     j["plan"] = plan ? PlanJson(*plan) : nlohmann::json();
-    ctx.out << j.dump(2) << "\n";
+    ctx.out << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
     return kExitOk;
   }
   if (sig) {

@@ -143,7 +143,7 @@ int CmdPlan(Context& ctx, const std::vector<std::string>& args) {
     return kExitUsage;
   }
   if (ctx.opts.json)
-    ctx.out << PlanJson(*plan).dump(2) << "\n";
+    ctx.out << PlanJson(*plan).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
   else
     PrintPlan(ctx.out, *plan);
   return plan->verdict == Verdict::kNoFit ? kExitProblem : kExitOk;
