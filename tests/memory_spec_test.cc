@@ -77,6 +77,10 @@ TEST(ParseConfigJson, Gemma3TextConfigFalconMultiQueryAndMoe) {
   ASSERT_TRUE(f) << f.error().message;
   EXPECT_EQ(f->kv_heads, 1u);
   EXPECT_EQ(f->intermediate, 4u * 4544);
+  auto odd = ParseConfigJson(R"({"model_type":"falcon","vocab_size":65024,"hidden_size":4544,"n_layer":32,
+    "n_head":71,"multi_query":"yes","tie_word_embeddings":"no"})", "odd.json");
+  ASSERT_TRUE(odd);  // non-boolean flags are ignored, not thrown on
+  EXPECT_EQ(odd->kv_heads, 71u);
   auto m = ParseConfigJson(R"({"model_type":"qwen3_moe","vocab_size":151936,"hidden_size":2048,
     "intermediate_size":6144,"num_hidden_layers":48,"num_attention_heads":32,"num_key_value_heads":4,
     "head_dim":128,"num_experts":128,"num_experts_per_tok":8,"moe_intermediate_size":768})", "m.json");

@@ -150,7 +150,8 @@ Result<ModelSpec> ParseConfigJson(std::string_view text, const std::string& file
   s.heads = *heads;
   auto kv = Field(*j, {"num_key_value_heads", "num_kv_heads"}, file);
   if (!kv) return std::unexpected(kv.error());
-  bool mq = j->value("multi_query", false);
+  auto mqi = j->find("multi_query");
+  const bool mq = mqi != j->end() && mqi->is_boolean() && mqi->get<bool>();
   s.kv_heads = *kv ? **kv : (mq ? 1 : s.heads);
   auto hd = Field(*j, {"head_dim"}, file);
   if (!hd) return std::unexpected(hd.error());
