@@ -6,6 +6,7 @@ PKGS=(
   build-essential cmake ninja-build pkg-config git
   libcli11-dev nlohmann-json3-dev libfmt-dev libelf-dev libyaml-cpp-dev libcpp-httplib-dev
   libgtest-dev googletest
+  chromium python3-pandas
 )
 missing=()
 for p in "${PKGS[@]}"; do
