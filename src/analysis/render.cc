@@ -42,7 +42,7 @@ std::string RenderAnalysisText(const AnalysisResult& r) {
                      r.thermal->interval_ms ? fmt::format(", every {:.0f} s", r.thermal->interval_ms / 1000.0) : "");
   else
     o += "thermal  none (causes other than contention cannot be checked)\n";
-  if (!r.in.events.empty()) o += fmt::format("events   {}: {} records\n", r.in.events, r.events.size());
+  if (!r.in.events.empty()) o += fmt::format("events   {}: {} record{}\n", r.in.events, r.events.size(), r.events.size() == 1 ? "" : "s");
   const Detection& d = r.detection;
   if (d.ran) {
     o += fmt::format("baseline {} — median of steps {}–{} after {} warm-up points; cost = {}\n",

@@ -139,6 +139,9 @@ StepLine ParseStepLine(std::string_view line) {
   StepLine r;
   std::string_view s = StripPrefixes(line, &r);
   if (s.empty()) return r;
+  // Another rank's copy of a line: the analysis follows rank 0 (training-logs.md: de-duplicate
+  // multi-rank output), so there is nothing more to read here.
+  if (r.rank && *r.rank != 0) return r;
   // Cheap dispatch on the first character / markers, most specific first.
   if (s[0] == '{') {
     if (s.size() > 1 && s[1] == '\'') return ParseHfDict(s, r);

@@ -11,11 +11,11 @@ bool StepSeries::has_times() const { return time_source != "none"; }
 
 void StepSeriesBuilder::Add(std::string_view text, int64_t arrival_ms) {
   StepLine l = ParseStepLine(text);
-  if (l.kind == StepLine::Kind::kNone) return;
   if (l.rank && *l.rank != 0) {
     ++s_.ignored_rank_lines;
     return;
   }
+  if (l.kind == StepLine::Kind::kNone) return;
   if (*l.format) ++formats_[l.format];
   int64_t t = kNoTime;
   bool own = false;

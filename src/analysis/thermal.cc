@@ -157,7 +157,8 @@ Result<bool> ThermalCsvParser::AddLine(std::string_view raw, uint64_t lineno) {
 Result<ThermalSeries> ThermalCsvParser::Finish() {
   if (cols_.empty()) return InputError(source_ + ": empty (no header)");
   auto& rows = out_.rows;
-  std::stable_sort(rows.begin(), rows.end(), [](const ThermalRow& a, const ThermalRow& b) { return a.t_ms < b.t_ms; });
+  auto by_time = [](const ThermalRow& a, const ThermalRow& b) { return a.t_ms < b.t_ms; };
+  if (!std::is_sorted(rows.begin(), rows.end(), by_time)) std::stable_sort(rows.begin(), rows.end(), by_time);
   if (rows.size() >= 2) {
     std::vector<int64_t> d;
     d.reserve(rows.size() - 1);
