@@ -8,7 +8,8 @@
 namespace sparkops {
 
 namespace {
-double Median(std::vector<double> v) {
+// Median of v, reordering it (no copy).
+double MedianInPlace(std::vector<double>& v) {
   if (v.empty()) return NAN;
   size_t m = v.size() / 2;
   std::nth_element(v.begin(), v.begin() + static_cast<long>(m), v.end());
@@ -17,6 +18,7 @@ double Median(std::vector<double> v) {
   double lo = *std::max_element(v.begin(), v.begin() + static_cast<long>(m));
   return (lo + hi) / 2;
 }
+double Median(std::vector<double> v) { return MedianInPlace(v); }
 }  // namespace
 
 Detection DetectSlowdowns(const std::vector<float>& cost, const std::vector<uint8_t>& flags, const DetectOptions& opt) {
@@ -50,13 +52,13 @@ Detection DetectSlowdowns(const std::vector<float>& cost, const std::vector<uint
     if (b - a < w && b == n) a = n >= w ? n - w : 0;
     win.assign(b - a, 0);
     for (size_t j = a; j < b; ++j) win[j - a] = cost[idx[j]];
-    smooth[k] = Median(win);
+    smooth[k] = MedianInPlace(win);
   }
   // Window median of raw points starting at k (for placing change points).
   auto ahead = [&](size_t k) {
     win.clear();
     for (size_t j = k; j < std::min(n, k + w); ++j) win.push_back(cost[idx[j]]);
-    return Median(win);
+    return MedianInPlace(win);
   };
   std::vector<bool> in_slow(n, false);
   size_t k = d.warmup;

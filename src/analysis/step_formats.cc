@@ -201,11 +201,22 @@ StepLine ParseDeepSpeed(std::string_view s, StepLine r) {
 }
 
 StepLine ParseMarker(std::string_view s, StepLine r) {
-  if (Contains(s, "Saving model checkpoint") || Contains(s, "aving checkpoint") || Contains(s, "Saving model to"))
-    r.kind = StepLine::Kind::kSave;
-  else if (Contains(s, "Running Evaluation") || Contains(s, "Running evaluation"))
-    r.kind = StepLine::Kind::kEval;
-  else if (size_t a = s.find("[RANK:"); a != std::string_view::npos) {
+  constexpr auto npos = std::string_view::npos;
+  if (size_t a = s.find("aving "); a != npos) {
+    std::string_view rest = s.substr(a + 6);
+    if (StartsWithWord(rest, "model checkpoint") || StartsWithWord(rest, "checkpoint") || StartsWithWord(rest, "model to")) {
+      r.kind = StepLine::Kind::kSave;
+      return r;
+    }
+  }
+  if (size_t a = s.find("unning "); a != npos) {
+    std::string_view rest = s.substr(a + 7);
+    if (StartsWithWord(rest, "Evaluation") || StartsWithWord(rest, "evaluation")) {
+      r.kind = StepLine::Kind::kEval;
+      return r;
+    }
+  }
+  if (size_t a = s.find("[RANK:"); a != npos) {
     size_t q = a + 6;
     if (auto v = IntAt(s, &q)) r.rank = static_cast<int>(*v);
   }

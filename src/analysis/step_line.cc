@@ -150,13 +150,15 @@ StepLine ParseStepLine(std::string_view line) {
   if (s[0] == 'i' && s.substr(0, 5) == "iter ") return ParseNanoGpt(s, r);
   if (s[0] == 's' && s.substr(0, 5) == "step ") return ParseNanoGpt(s, r);
   if (s[0] == 'S' && s.substr(0, 5) == "Step ") return ParseTorchtuneStep(s, r);
-  if (s.find("it/s") != std::string_view::npos || s.find("s/it") != std::string_view::npos ||
-      s.find("?it/s") != std::string_view::npos)
-    return ParseTqdm(s, r);
-  if (s.find("step:") != std::string_view::npos) return ParseTorchtitan(s, r);
-  if (s.find("iteration ") != std::string_view::npos) return ParseMegatron(s, r);
-  if (s.find("global_step=") != std::string_view::npos || s.find("] step=") != std::string_view::npos)
-    return ParseDeepSpeed(s, r);
+  // One scan per marker family: progress rates and "N/M" need a '/', every "step" form shares it.
+  constexpr auto npos = std::string_view::npos;
+  bool slash = s.find('/') != npos;
+  if (slash && (s.find("it/s") != npos || s.find("s/it") != npos)) return ParseTqdm(s, r);
+  if (size_t st = s.find("step"); st != npos) {
+    if (s.find("step:", st) != npos) return ParseTorchtitan(s, r);
+    if (s.find("global_step=", st > 7 ? st - 7 : 0) != npos || s.find("] step=") != npos) return ParseDeepSpeed(s, r);
+  }
+  if (slash && s.find("iteration ") != npos) return ParseMegatron(s, r);
   return ParseMarker(s, r);
 }
 

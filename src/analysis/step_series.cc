@@ -139,21 +139,20 @@ bool SplitRunLogRecord(std::string_view line, int64_t* arrival_ms, std::string_v
   if (line.size() < 27 || line[24] != '\t' || line[23] != 'Z' || line[26] != '\t' ||
       (line[25] != 'o' && line[25] != 'e'))
     return false;
-  // Cache the seconds part: consecutive records share it.
-  static thread_local char cached[19];
-  static thread_local int64_t cached_s = 0;
+  // Cache the minute ("2026-11-29T13:02"): consecutive records share it; seconds are two digits.
+  static thread_local char cached[16];
+  static thread_local int64_t cached_min_s = 0;
   static thread_local bool have = false;
-  int64_t secs;
-  if (have && std::memcmp(cached, line.data(), 19) == 0) {
-    secs = cached_s;
-  } else {
-    auto t = ParseTimestamp(line.substr(0, 19), 0);
+  const char* d = line.data();
+  if (d[16] != ':' || d[17] < '0' || d[17] > '5' || d[18] < '0' || d[18] > '9') return false;
+  if (!have || std::memcmp(cached, d, 16) != 0) {
+    auto t = ParseTimestamp(std::string(d, 16) + ":00", 0);
     if (!t) return false;
-    secs = ToUnixMillis(*t) / 1000;
-    std::memcpy(cached, line.data(), 19);
-    cached_s = secs;
+    cached_min_s = ToUnixMillis(*t) / 1000;
+    std::memcpy(cached, d, 16);
     have = true;
   }
+  int64_t secs = cached_min_s + (d[17] - '0') * 10 + (d[18] - '0');
   const char* f = line.data() + 20;
   if (line[19] != '.' || f[0] < '0' || f[0] > '9' || f[1] < '0' || f[1] > '9' || f[2] < '0' || f[2] > '9') return false;
   *arrival_ms = secs * 1000 + (f[0] - '0') * 100 + (f[1] - '0') * 10 + (f[2] - '0');
