@@ -194,8 +194,22 @@ std::string RenderHtmlReport(const AnalysisResult& r) {
   if (!any || ax.x1 <= ax.x0) ax.x1 = ax.x0 + 1;
   const double ph = 110, gap = 34, top0 = 24;
   double height = top0 + panels.size() * (ph + gap) + 10;
+  double bottom = top0 + panels.size() * (ph + gap) - gap;
   std::string svg = fmt::format("<svg viewBox=\"0 0 960 {:.0f}\" xmlns=\"http://www.w3.org/2000/svg\" role=\"img\" aria-label=\"run timeline\">", height);
   for (size_t i = 0; i < panels.size(); ++i) svg += DrawPanel(panels[i], ax, top0 + i * (ph + gap), ph);
+  // processes that appeared (contention evidence) and OOM records, across all panels
+  if (time) {
+    for (const RunEvent& e : r.events) {
+      if (e.type != "process_start" && e.type != "oom") continue;
+      double x = static_cast<double>(e.t_ms);
+      if (x < ax.x0 || x > ax.x1) continue;
+      std::string label = e.type == "oom" ? "OOM" : (e.Str("name").empty() ? e.Str("kind") : e.Str("name")) + " " + e.Str("verdict");
+      svg += fmt::format("<line x1=\"{0:.1f}\" x2=\"{0:.1f}\" y1=\"{1}\" y2=\"{2:.0f}\" stroke=\"#c2255c\" stroke-width=\"1.2\"/>",
+                         ax.X(x), top0, bottom);
+      svg += fmt::format("<text x=\"{:.1f}\" y=\"{:.0f}\" fill=\"#c2255c\" class=\"bl\" text-anchor=\"end\">{}</text>", ax.X(x) - 3,
+                         top0 + ph - 6, Esc(label));
+    }
+  }
   // evaluation / checkpoint markers on the step panel
   for (auto& m : r.series.markers) {
     double x = time ? static_cast<double>(m.t_ms) : static_cast<double>(m.step);
@@ -205,7 +219,6 @@ std::string RenderHtmlReport(const AnalysisResult& r) {
                        top0, top0 + ph, m.kind == kAfterEval ? "#868e96" : "#adb5bd");
   }
   // slowdown bands across all panels, over the lines (translucent)
-  double bottom = top0 + panels.size() * (ph + gap) - gap;
   for (size_t i = 0; i < r.slowdowns.size(); ++i) {
     const auto& e = r.slowdowns[i];
     double a = time ? static_cast<double>(e.t0) : static_cast<double>(e.start_step);
