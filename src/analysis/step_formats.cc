@@ -149,6 +149,17 @@ StepLine ParseTqdm(std::string_view s, StepLine r) {
     size_t q = a + 1;
     if (auto gs = IntAt(head, &q); gs && q == tl) r.step = *gs;
     r.loss = NumberAfter(head, "|Loss: ");
+  } else {
+    // The training bar of HF Trainer has no description; a described bar ("Loading checkpoint
+    // shards:", "Map:", "Generating train split:") is another loop.
+    size_t pct = head.rfind('%');
+    std::string_view desc = pct == std::string_view::npos ? head : head.substr(0, pct);
+    while (!desc.empty() && (IsDigit(desc.back()) || desc.back() == ' ')) desc.remove_suffix(1);
+    if (!desc.empty()) {
+      r.other_loop = true;
+      r.kind = StepLine::Kind::kBar;
+      return r;
+    }
   }
   r.kind = r.step_time_s ? StepLine::Kind::kStep : StepLine::Kind::kBar;
   return r;

@@ -24,6 +24,7 @@ struct StepLine {
   std::optional<int64_t> total;        ///< total steps, when printed (tqdm N/M, Megatron N/M)
   std::optional<double> step_time_s;   ///< seconds per step as printed (s/it, 1/(it/s), ms/iter)
   bool step_time_smoothed = false;     ///< true for tqdm rates (an exponential moving average)
+  bool other_loop = false;             ///< a tqdm bar with its own description ("Loading checkpoint shards:")
   std::optional<double> throughput;    ///< items per second (samples or tokens), when that is all
   std::optional<double> loss;          ///< training loss
   std::string_view timestamp;          ///< the line's own timestamp text ("" when none)

@@ -43,6 +43,7 @@ void StepSeriesBuilder::Add(std::string_view text, int64_t arrival_ms) {
       return;
     case StepLine::Kind::kBar:
     case StepLine::Kind::kStep:
+      if (l.other_loop) return;  // model loading, dataset mapping: not the training loop
       if (l.format == std::string_view("tqdm") && l.total) {
         // The first bar with a total is the training loop; a bar with another total is an
         // evaluation (or data-loading) loop drawn between training updates.

@@ -86,6 +86,18 @@ TEST(StepSeries, TrainLogArrivalTimesCarriageReturnsAndEvalBars) {
   EXPECT_FLOAT_EQ(s.points[2].delta, 5.0f);
 }
 
+TEST(StepSeries, ALoadingBarBeforeTrainingDoesNotHideTheSteps) {
+  auto z = *LocalZone::Make("UTC");
+  StepSeries s = ParseStepLog(
+      "Loading checkpoint shards: 100%|██████████| 4/4 [00:02<00:00,  1.91it/s]\n"
+      "  1%|          | 1/100 [00:00<00:50,  2.00it/s]\n"
+      "  2%|          | 2/100 [00:01<00:50,  2.00it/s]\n",
+      z);
+  ASSERT_EQ(s.points.size(), 2u);
+  EXPECT_EQ(s.total_steps, 100);
+  EXPECT_TRUE(s.markers.empty());
+}
+
 TEST(StepSeries, OwnZoneLessTimestampsAreLocalTime) {
   auto z = *LocalZone::Make("+01:00");
   std::string log =

@@ -44,6 +44,8 @@ const Case kCases[] = {
     {"tqdm_sit", "  6%|▋         | 1/16 [01:18<19:31, 78.12s/it]", K::kStep, "tqdm", 1, 78.12, {}, {}, ""},
     {"tqdm_done", "100%|██████████| 10000/10000 [2:25:52<00:00,  1.04it/s]", K::kStep, "tqdm", 10000, 1 / 1.04, {}, {}, ""},
     {"tqdm_start", "  0%|          | 0/1000 [00:00<?, ?it/s]", K::kBar, "tqdm", 0, {}, {}, {}, ""},
+    {"tqdm_other_loop", "Loading checkpoint shards: 100%|██████████| 4/4 [00:02<00:00,  1.91it/s]", K::kBar, "tqdm", 4,
+     1 / 1.91, {}, {}, ""},
     // §1.3 axolotl prefix carries a timestamp; the message is not a step
     {"axolotl_prefix", "[2025-09-10 10:58:06,585] [INFO] [axolotl.train.execute_training:203] [PID:65109] [RANK:0] Starting trainer...",
      K::kNone, "", {}, {}, {}, {}, "2025-09-10 10:58:06,585"},
@@ -121,6 +123,12 @@ TEST(StepLine, RanksAndTotals) {
   EXPECT_FALSE(ParseStepLine("  0%|          | 0/1000 [00:00<?, ?it/s]").step_time_s);
   EXPECT_TRUE(ParseStepLine("  2%|▏         | 20/1000 [00:04<03:34,  4.56it/s]").step_time_smoothed);
   EXPECT_FALSE(ParseStepLine("iter 3: loss 2.0, time 100.00ms, mfu 30.00%").step_time_smoothed);
+}
+
+TEST(StepLine, DescribedBarsAreOtherLoops) {
+  EXPECT_TRUE(ParseStepLine("Loading checkpoint shards: 100%|██████████| 4/4 [00:02<00:00,  1.91it/s]").other_loop);
+  EXPECT_FALSE(ParseStepLine("  2%|▏         | 20/1000 [00:04<03:34,  4.56it/s]").other_loop);
+  EXPECT_FALSE(ParseStepLine("Epoch 0:   4%|▍         | 350/8000 [00:09<03:23, 37.56it/s, v_num=0]").other_loop);
 }
 
 TEST(StepLine, NanAndInfLossesParse) {
