@@ -113,6 +113,22 @@ Result<AnalysisResult> Analyze(const AnalyzeInputs& in, const LocalZone& zone, c
     }
     r.slowdowns.push_back(std::move(e));
   }
+  // Telemetry that never overlaps the log is almost always a zone mistake (zone-less nvidia-smi).
+  if (r.thermal && !r.thermal->rows.empty() && !pts.empty() && r.series.has_times()) {
+    int64_t a = kNoTime, b = kNoTime;
+    for (const StepPoint& p : pts)
+      if (p.t_ms != kNoTime) {
+        if (a == kNoTime) a = p.t_ms;
+        b = p.t_ms;
+      }
+    int64_t ta = r.thermal->rows.front().t_ms, tb = r.thermal->rows.back().t_ms;
+    if (a != kNoTime && (tb < a || ta > b))
+      r.warnings.push_back(fmt::format(
+          "the thermal samples ({} – {}) do not overlap the log ({} – {}): if the CSV has zone-less times "
+          "(nvidia-smi), give their zone with --tz",
+          FormatUtcMillis(FromUnixMillis(ta)), FormatUtcMillis(FromUnixMillis(tb)), FormatUtcMillis(FromUnixMillis(a)),
+          FormatUtcMillis(FromUnixMillis(b))));
+  }
   CheckEnd(r, fs);
   return r;
 }

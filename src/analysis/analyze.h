@@ -50,6 +50,7 @@ struct AnalysisResult {
   Detection detection;
   std::vector<SlowdownEvent> slowdowns;
   RunEnd end;
+  std::vector<std::string> warnings;  ///< e.g. the thermal samples do not overlap the log in time
   /// One line for the top of every output: what was found.
   std::string Verdict() const;
 };

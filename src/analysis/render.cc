@@ -35,6 +35,7 @@ std::string RenderAnalysisText(const AnalysisResult& r) {
   std::string o;
   const StepSeries& s = r.series;
   o += r.Verdict() + "\n\n";
+  for (auto& w : r.warnings) o += "warning  " + w + "\n";
   o += fmt::format("log      {}: {} steps ({}), {} lines; times: {}\n", r.in.log, s.points.size(),
                    s.formats.empty() ? "no step format recognised" : s.formats, s.lines, s.time_source);
   if (r.thermal)
@@ -79,6 +80,7 @@ nlohmann::json RenderAnalysisJson(const AnalysisResult& r) {
   const StepSeries& s = r.series;
   json j;
   j["verdict"] = r.Verdict();
+  j["warnings"] = r.warnings;
   j["log"] = {{"path", r.in.log}, {"formats", s.formats}, {"steps", s.points.size()}, {"lines", s.lines},
               {"time_source", s.time_source}, {"cost_unit", s.cost_unit}, {"timezone", r.zone}};
   j["thermal"] = r.thermal ? json{{"path", r.in.thermal}, {"format", r.thermal->format}, {"samples", r.thermal->rows.size()}}

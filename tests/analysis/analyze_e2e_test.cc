@@ -2,6 +2,7 @@
 // there): what `sparkops analyze` reports, in text and JSON, and its exit statuses.
 #include <gtest/gtest.h>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "test_util.h"
@@ -93,6 +94,28 @@ TEST(AnalyzeE2E, LogAndThermalFlagsWithoutARunDirectory) {
   ASSERT_EQ(bare["events"].size(), 1u);
   EXPECT_EQ(bare["events"][0]["cause"], "unknown");
   EXPECT_TRUE(AnyContains(bare["events"][0]["ruled_out"], "no thermal CSV"));
+}
+
+TEST(AnalyzeE2E, ZoneLessNvidiaSmiCsvFollowsTz) {
+  // The thermal fixture as nvidia-smi would print it on a box at UTC+2 (local wall clock).
+  TempDir d;
+  std::string csv = "timestamp, temperature.gpu, power.draw [W], clocks.sm [MHz], clocks_event_reasons.sw_thermal_slowdown\n";
+  for (int s = 0; s <= 180; s += 10) {
+    bool hot = s >= 80;
+    csv += fmt::format("2026/11/29 12:{:02d}:{:02d}.000, {}, {} W, {} MHz, {}\n", s / 60, s % 60, hot ? 88 : 75,
+                       hot ? "84.00" : "86.00", hot ? 1650 : 2410, hot ? "Active" : "Not Active");
+  }
+  std::string path = d.Write("smi.csv", csv);
+  std::string log = RunDir("thermal") + "/train.log";
+  auto good = Json({"analyze", "--log", log, "--thermal", path, "--tz", "+02:00", "--json"});
+  ASSERT_EQ(good["events"].size(), 1u);
+  EXPECT_EQ(good["events"][0]["cause"], "thermal") << good.dump(2);
+  EXPECT_EQ(good["thermal"]["format"], "nvidia-smi");
+  EXPECT_TRUE(good["warnings"].empty());
+  // read as UTC, the samples miss the run by two hours: say so, and do not guess a cause
+  auto wrong = Json({"analyze", "--log", log, "--thermal", path, "--tz", "UTC", "--json"});
+  EXPECT_EQ(wrong["events"][0]["cause"], "unknown");
+  EXPECT_TRUE(AnyContains(wrong["warnings"], "do not overlap"));
 }
 
 TEST(AnalyzeE2E, UsageAndInputErrorsExit2NamingTheFile) {
