@@ -8,7 +8,7 @@
 namespace sparkops::detail {
 
 namespace {
-bool Contains(std::string_view s, std::string_view needle) { return s.find(needle) != std::string_view::npos; }
+bool Contains(std::string_view s, std::string_view needle) { return Find(s, needle) != std::string_view::npos; }
 bool StartsWithWord(std::string_view s, std::string_view w) { return s.substr(0, w.size()) == w; }
 
 }  // namespace
@@ -99,13 +99,9 @@ StepLine ParseTorchtuneStep(std::string_view s, StepLine r) {
 }
 
 StepLine ParseTqdm(std::string_view s, StepLine r) {
-  size_t unit = s.find("it/s");
   bool per_it = false;
-  size_t sit = s.find("s/it");
-  if (sit != std::string_view::npos && (unit == std::string_view::npos || sit < unit)) {
-    unit = sit;
-    per_it = true;
-  }
+  size_t unit = FindRateUnit(s, &per_it);
+  if (unit == std::string_view::npos) return ParseMarker(s, r);
   size_t open = s.rfind('[', unit);
   size_t bar = open == std::string_view::npos ? open : s.rfind('|', open);
   if (bar == std::string_view::npos) return ParseMarker(s, r);
@@ -195,7 +191,7 @@ StepLine ParseMegatron(std::string_view s, StepLine r) {
 
 StepLine ParseDeepSpeed(std::string_view s, StepLine r) {
   r.format = "deepspeed";
-  if (size_t rk = s.find("[Rank "); rk != std::string_view::npos) {
+  if (size_t rk = Find(s, "[Rank "); rk != std::string_view::npos) {
     size_t q = rk + 6;
     if (auto v = IntAt(s, &q)) r.rank = static_cast<int>(*v);
   }
@@ -213,21 +209,22 @@ StepLine ParseDeepSpeed(std::string_view s, StepLine r) {
 
 StepLine ParseMarker(std::string_view s, StepLine r) {
   constexpr auto npos = std::string_view::npos;
-  if (size_t a = s.find("aving "); a != npos) {
+  if (size_t a = Find(s, "aving "); a != npos) {
     std::string_view rest = s.substr(a + 6);
     if (StartsWithWord(rest, "model checkpoint") || StartsWithWord(rest, "checkpoint") || StartsWithWord(rest, "model to")) {
       r.kind = StepLine::Kind::kSave;
       return r;
     }
   }
-  if (size_t a = s.find("unning "); a != npos) {
+  if (size_t a = Find(s, "unning "); a != npos) {
     std::string_view rest = s.substr(a + 7);
     if (StartsWithWord(rest, "Evaluation") || StartsWithWord(rest, "evaluation")) {
       r.kind = StepLine::Kind::kEval;
       return r;
     }
   }
-  if (size_t a = s.find("[RANK:"); a != npos) {
+  // axolotl's "[PID:n] [RANK:n]" follows its timestamp prefix; other lines need no search
+  if (size_t a = r.timestamp.empty() ? npos : Find(s, "[RANK:"); a != npos) {
     size_t q = a + 6;
     if (auto v = IntAt(s, &q)) r.rank = static_cast<int>(*v);
   }

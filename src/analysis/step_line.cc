@@ -3,6 +3,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstring>
+#include <string.h>
 
 #include "analysis/step_line_detail.h"
 
@@ -35,7 +36,7 @@ std::optional<double> ParseNumberPrefix(std::string_view s, size_t* used) {
 namespace detail {
 
 std::optional<double> NumberAfter(std::string_view s, std::string_view key, size_t* end) {
-  size_t pos = s.find(key);
+  size_t pos = Find(s, key);
   if (pos == std::string_view::npos) return std::nullopt;
   size_t start = pos + key.size();
   size_t used = 0;
@@ -56,7 +57,7 @@ std::optional<int64_t> IntAt(std::string_view s, size_t* pos) {
 
 // Integer that may carry thousands separators ("4,536").
 std::optional<double> GroupedNumberAfter(std::string_view s, std::string_view key) {
-  size_t pos = s.find(key);
+  size_t pos = Find(s, key);
   if (pos == std::string_view::npos) return std::nullopt;
   size_t i = pos + key.size();
   while (i < s.size() && s[i] == ' ') ++i;
@@ -73,6 +74,29 @@ std::optional<double> GroupedNumberAfter(std::string_view s, std::string_view ke
 }
 
 bool IsDigit(char c) { return c >= '0' && c <= '9'; }
+
+size_t Find(std::string_view s, std::string_view needle, size_t from) {
+  if (from >= s.size()) return std::string_view::npos;
+  const void* p = memmem(s.data() + from, s.size() - from, needle.data(), needle.size());
+  return p ? static_cast<size_t>(static_cast<const char*>(p) - s.data()) : std::string_view::npos;
+}
+
+size_t FindRateUnit(std::string_view s, bool* per_it) {
+  // Walk the '/'s only: a line has few of them, while 'i' and 's' are everywhere in text.
+  for (const char* p = s.data(); (p = static_cast<const char*>(std::memchr(p, '/', s.data() + s.size() - p)));) {
+    size_t i = static_cast<size_t>(p - s.data());
+    if (i >= 2 && i + 1 < s.size() && s[i - 2] == 'i' && s[i - 1] == 't' && s[i + 1] == 's') {
+      *per_it = false;
+      return i - 2;
+    }
+    if (i >= 1 && i + 2 < s.size() && s[i - 1] == 's' && s[i + 1] == 'i' && s[i + 2] == 't') {
+      *per_it = true;
+      return i - 1;
+    }
+    ++p;
+  }
+  return std::string_view::npos;
+}
 
 // "YYYY-MM-DD hh:mm:ss" (with '-' or '/' and optional ",mmm"/".mmm") at s[pos].
 size_t TimestampLength(std::string_view s, size_t pos) {
@@ -152,13 +176,13 @@ StepLine ParseStepLine(std::string_view line) {
   if (s[0] == 'S' && s.substr(0, 5) == "Step ") return ParseTorchtuneStep(s, r);
   // One scan per marker family: progress rates and "N/M" need a '/', every "step" form shares it.
   constexpr auto npos = std::string_view::npos;
-  bool slash = s.find('/') != npos;
-  if (slash && (s.find("it/s") != npos || s.find("s/it") != npos)) return ParseTqdm(s, r);
-  if (size_t st = s.find("step"); st != npos) {
-    if (s.find("step:", st) != npos) return ParseTorchtitan(s, r);
-    if (s.find("global_step=", st > 7 ? st - 7 : 0) != npos || s.find("] step=") != npos) return ParseDeepSpeed(s, r);
+  bool per_it = false;
+  if (FindRateUnit(s, &per_it) != npos) return ParseTqdm(s, r);
+  if (size_t st = Find(s, "step"); st != npos) {
+    if (Find(s, "step:", st) != npos) return ParseTorchtitan(s, r);
+    if (Find(s, "global_step=", st > 7 ? st - 7 : 0) != npos || Find(s, "] step=") != npos) return ParseDeepSpeed(s, r);
   }
-  if (slash && s.find("iteration ") != npos) return ParseMegatron(s, r);
+  if (std::memchr(s.data(), '/', s.size()) && Find(s, "iteration ") != npos) return ParseMegatron(s, r);
   return ParseMarker(s, r);
 }
 
