@@ -1,6 +1,7 @@
 // One parser per framework family. Samples and field meanings: docs/readme/analysis.md
 // (from research/training-logs.md §1-8).
 #include <cmath>
+#include <cstring>
 #include <nlohmann/json.hpp>
 
 #include "analysis/step_line_detail.h"
@@ -209,18 +210,22 @@ StepLine ParseDeepSpeed(std::string_view s, StepLine r) {
 
 StepLine ParseMarker(std::string_view s, StepLine r) {
   constexpr auto npos = std::string_view::npos;
-  if (size_t a = Find(s, "aving "); a != npos) {
-    std::string_view rest = s.substr(a + 6);
-    if (StartsWithWord(rest, "model checkpoint") || StartsWithWord(rest, "checkpoint") || StartsWithWord(rest, "model to")) {
-      r.kind = StepLine::Kind::kSave;
-      return r;
-    }
-  }
-  if (size_t a = Find(s, "unning "); a != npos) {
-    std::string_view rest = s.substr(a + 7);
-    if (StartsWithWord(rest, "Evaluation") || StartsWithWord(rest, "evaluation")) {
-      r.kind = StepLine::Kind::kEval;
-      return r;
+  // Both markers have a 'v' ("Saving", "Evaluation"), a rare letter: walk those only.
+  for (const char* p = s.data(); (p = static_cast<const char*>(std::memchr(p, 'v', s.data() + s.size() - p)));) {
+    size_t i = static_cast<size_t>(p - s.data());
+    ++p;
+    if (i >= 1 && s.substr(i - 1, 6) == "aving ") {
+      std::string_view rest = s.substr(i + 5);
+      if (StartsWithWord(rest, "model checkpoint") || StartsWithWord(rest, "checkpoint") || StartsWithWord(rest, "model to")) {
+        r.kind = StepLine::Kind::kSave;
+        return r;
+      }
+    } else if (i >= 8 && s.substr(i, 9) == "valuation") {
+      std::string_view before = s.substr(i - 8, 8);  // "unning E" / "unning e"
+      if (before == "unning E" || before == "unning e") {
+        r.kind = StepLine::Kind::kEval;
+        return r;
+      }
     }
   }
   // axolotl's "[PID:n] [RANK:n]" follows its timestamp prefix; other lines need no search

@@ -81,6 +81,16 @@ size_t Find(std::string_view s, std::string_view needle, size_t from) {
   return p ? static_cast<size_t>(static_cast<const char*>(p) - s.data()) : std::string_view::npos;
 }
 
+size_t FindStep(std::string_view s) {
+  // Walk the 'p's (rarer than 's' in log text) and look back for "ste".
+  for (const char* p = s.data(); (p = static_cast<const char*>(std::memchr(p, 'p', s.data() + s.size() - p)));) {
+    size_t i = static_cast<size_t>(p - s.data());
+    if (i >= 3 && s[i - 3] == 's' && s[i - 2] == 't' && s[i - 1] == 'e') return i - 3;
+    ++p;
+  }
+  return std::string_view::npos;
+}
+
 size_t FindRateUnit(std::string_view s, bool* per_it) {
   // Walk the '/'s only: a line has few of them, while 'i' and 's' are everywhere in text.
   for (const char* p = s.data(); (p = static_cast<const char*>(std::memchr(p, '/', s.data() + s.size() - p)));) {
@@ -178,7 +188,7 @@ StepLine ParseStepLine(std::string_view line) {
   constexpr auto npos = std::string_view::npos;
   bool per_it = false;
   if (FindRateUnit(s, &per_it) != npos) return ParseTqdm(s, r);
-  if (size_t st = Find(s, "step"); st != npos) {
+  if (size_t st = FindStep(s); st != npos) {
     if (Find(s, "step:", st) != npos) return ParseTorchtitan(s, r);
     if (Find(s, "global_step=", st > 7 ? st - 7 : 0) != npos || Find(s, "] step=") != npos) return ParseDeepSpeed(s, r);
   }

@@ -15,6 +15,8 @@ std::optional<int64_t> IntAt(std::string_view s, size_t* pos);
 bool IsDigit(char c);
 /// Substring search via memmem (fast on text full of the needle's first letter); npos if absent.
 size_t Find(std::string_view s, std::string_view needle, size_t from = 0);
+/// Position of the first "step" (npos if none).
+size_t FindStep(std::string_view s);
 /// Position of the tqdm rate unit ("it/s" or "s/it", whichever comes first); sets *per_it for s/it.
 size_t FindRateUnit(std::string_view s, bool* per_it);
 /// Length of a "YYYY-MM-DD hh:mm:ss[,mmm]" timestamp at s[pos], 0 when there is none.

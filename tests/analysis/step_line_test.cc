@@ -91,6 +91,10 @@ const Case kCases[] = {
      K::kStep, "jsonl", 5, {}, {}, 1.2, ""},
     // markers and noise
     {"hf_save", "Saving model checkpoint to outputs/checkpoint-500", K::kSave, "", {}, {}, {}, {}, ""},
+    {"megatron_save", " [2025-10-06 03:30:00] saving checkpoint at iteration     100 to /ckpt", K::kSave, "", {}, {}, {}, {},
+     "2025-10-06 03:30:00"},
+    {"lower_eval", "running evaluation on 512 samples", K::kEval, "", {}, {}, {}, {}, ""},
+    {"not_a_marker", "Having fun with evaluation metrics", K::kNone, "", {}, {}, {}, {}, ""},
     {"hf_eval_banner", "***** Running Evaluation *****", K::kEval, "", {}, {}, {}, {}, ""},
     {"noise", "Unsloth 2025.11.1 patched 28 layers with 28 QKV layers, 28 O layers and 28 MLP layers.", K::kNone, "", {},
      {}, {}, {}, ""},
