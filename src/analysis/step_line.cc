@@ -192,7 +192,9 @@ StepLine ParseStepLine(std::string_view line) {
     if (Find(s, "step:", st) != npos) return ParseTorchtitan(s, r);
     if (Find(s, "global_step=", st > 7 ? st - 7 : 0) != npos || Find(s, "] step=") != npos) return ParseDeepSpeed(s, r);
   }
-  if (std::memchr(s.data(), '/', s.size()) && Find(s, "iteration ") != npos) return ParseMegatron(s, r);
+  // Megatron's line is "iteration N/ M | ... |": needs both a '/' and a '|'.
+  if (std::memchr(s.data(), '|', s.size()) && std::memchr(s.data(), '/', s.size()) && Find(s, "iteration ") != npos)
+    return ParseMegatron(s, r);
   return ParseMarker(s, r);
 }
 
