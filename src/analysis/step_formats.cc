@@ -128,31 +128,31 @@ StepLine ParseTqdm(std::string_view s, StepLine r) {
     }
   }
   std::string_view head = s.substr(0, bar);
-  if (StartsWithWord(head, "Validation") || StartsWithWord(head, "Testing") || Contains(head, "Evaluating")) {
-    r.kind = StepLine::Kind::kEval;
-    return r;
-  }
-  if (StartsWithWord(head, "Epoch ")) {  // Lightning: per-epoch counter; postfix metrics
-    r.format = "lightning";
-    size_t q = 6;
-    auto epoch = IntAt(head, &q);
-    if (epoch && m && *m > 0) r.step = *epoch * *m + *n;
-    std::string_view post = s.substr(unit);
-    r.loss = NumberAfter(post, "train_loss=");
-    if (!r.loss) r.loss = NumberAfter(post, " loss=");
-  } else if (size_t tl = head.find("|Loss: "); tl != std::string_view::npos) {  // torchtune bar
-    r.format = "torchtune";
-    size_t a = head.find('|');
-    size_t q = a + 1;
-    if (auto gs = IntAt(head, &q); gs && q == tl) r.step = *gs;
-    r.loss = NumberAfter(head, "|Loss: ");
-  } else {
-    // The training bar of HF Trainer has no description; a described bar ("Loading checkpoint
-    // shards:", "Map:", "Generating train split:") is another loop.
-    size_t pct = head.rfind('%');
-    std::string_view desc = pct == std::string_view::npos ? head : head.substr(0, pct);
-    while (!desc.empty() && (IsDigit(desc.back()) || desc.back() == ' ')) desc.remove_suffix(1);
-    if (!desc.empty()) {
+  // The description before "NN%": none for the HF Trainer bar (the common, fast case).
+  size_t pct = head.rfind('%');
+  std::string_view desc = pct == std::string_view::npos ? head : head.substr(0, pct);
+  while (!desc.empty() && (IsDigit(desc.back()) || desc.back() == ' ')) desc.remove_suffix(1);
+  if (!desc.empty()) {
+    if (StartsWithWord(desc, "Validation") || StartsWithWord(desc, "Testing") || Contains(desc, "Evaluating")) {
+      r.kind = StepLine::Kind::kEval;
+      return r;
+    }
+    if (StartsWithWord(desc, "Epoch ")) {  // Lightning: per-epoch counter; postfix metrics
+      r.format = "lightning";
+      size_t q = 6;
+      auto epoch = IntAt(desc, &q);
+      if (epoch && m && *m > 0) r.step = *epoch * *m + *n;
+      std::string_view post = s.substr(unit);
+      r.loss = NumberAfter(post, "train_loss=");
+      if (!r.loss) r.loss = NumberAfter(post, " loss=");
+    } else if (size_t tl = desc.find("|Loss: "); tl != std::string_view::npos) {  // torchtune bar
+      r.format = "torchtune";
+      size_t a = desc.find('|');
+      size_t q = a + 1;
+      if (auto gs = IntAt(desc, &q); gs && q == tl) r.step = *gs;
+      r.loss = NumberAfter(desc, "|Loss: ");
+    } else {
+      // A described bar ("Loading checkpoint shards:", "Map:") is another loop.
       r.other_loop = true;
       r.kind = StepLine::Kind::kBar;
       return r;
