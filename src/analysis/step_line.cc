@@ -171,6 +171,15 @@ std::string_view StripPrefixes(std::string_view s, StepLine* out) {
 StepLine ParseStepLine(std::string_view line) {
   using namespace detail;
   StepLine r;
+  // Fast path for torch's "[rankN]:" copies from other ranks (most lines of a multi-rank log).
+  if (line.size() > 7 && line[0] == '[' && line[1] == 'r' && line.substr(1, 4) == "rank" && IsDigit(line[5])) {
+    size_t p = 5;
+    auto rank = IntAt(line, &p);
+    if (rank && *rank != 0 && p < line.size() && line[p] == ']') {
+      r.rank = static_cast<int>(*rank);
+      return r;
+    }
+  }
   std::string_view s = StripPrefixes(line, &r);
   if (s.empty()) return r;
   // Another rank's copy of a line: the analysis follows rank 0 (training-logs.md: de-duplicate

@@ -146,7 +146,12 @@ bool SplitRunLogRecord(std::string_view line, int64_t* arrival_ms, std::string_v
   static thread_local bool have = false;
   const char* d = line.data();
   if (d[16] != ':' || d[17] < '0' || d[17] > '5' || d[18] < '0' || d[18] > '9') return false;
-  if (!have || std::memcmp(cached, d, 16) != 0) {
+  uint64_t a0, a1, c0, c1;
+  std::memcpy(&a0, d, 8);
+  std::memcpy(&a1, d + 8, 8);
+  std::memcpy(&c0, cached, 8);
+  std::memcpy(&c1, cached + 8, 8);
+  if (!have || a0 != c0 || a1 != c1) {
     auto t = ParseTimestamp(std::string(d, 16) + ":00", 0);
     if (!t) return false;
     cached_min_s = ToUnixMillis(*t) / 1000;
