@@ -9,6 +9,11 @@
 namespace sparkops::detail {
 
 namespace {
+// A step count from a parsed number: whole, non-negative and in range, else absent (no UB on 1e30).
+std::optional<int64_t> AsCount(const std::optional<double>& v) {
+  if (!v || !std::isfinite(*v) || *v < 0 || *v > 9e15) return std::nullopt;
+  return static_cast<int64_t>(*v);
+}
 bool Contains(std::string_view s, std::string_view needle) { return Find(s, needle) != std::string_view::npos; }
 bool StartsWithWord(std::string_view s, std::string_view w) { return s.substr(0, w.size()) == w; }
 
@@ -21,7 +26,7 @@ StepLine ParseHfDict(std::string_view s, StepLine r) {
     return r;
   }
   if (Contains(s, "'train_runtime'")) return r;  // end-of-training summary
-  if (auto step = NumberAfter(s, "'step': ")) r.step = static_cast<int64_t>(*step);
+  r.step = AsCount(NumberAfter(s, "'step': "));
   r.loss = NumberAfter(s, "'loss': ");
   if (!r.loss) r.loss = NumberAfter(s, "'train_loss': ");
   if (r.step) r.kind = StepLine::Kind::kStep;
@@ -41,7 +46,7 @@ StepLine ParseJsonMetrics(std::string_view s, StepLine r) {
     return std::nullopt;
   };
   if (auto st = num({"step", "global_step", "current_steps", "iter", "iteration", "_step"}))
-    r.step = static_cast<int64_t>(*st);
+    r.step = AsCount(st);
   if (auto it = j.find("global_step/max_steps"); it != j.end() && it->is_string()) {
     const std::string& v = it->get_ref<const std::string&>();
     size_t p = 0;
@@ -51,7 +56,7 @@ StepLine ParseJsonMetrics(std::string_view s, StepLine r) {
       r.total = IntAt(v, &p);
     }
   }
-  if (auto t = num({"total_steps", "max_steps"})) r.total = static_cast<int64_t>(*t);
+  if (auto t = AsCount(num({"total_steps", "max_steps"}))) r.total = t;
   r.loss = num({"loss", "train/loss", "train_loss"});
   r.step_time_s = num({"step_time", "train_speed(s/it)"});
   r.throughput = num({"tokens_per_second", "tps", "samples_per_second", "tokens_per_second_per_gpu"});
@@ -141,7 +146,7 @@ StepLine ParseTqdm(std::string_view s, StepLine r) {
       r.format = "lightning";
       size_t q = 6;
       auto epoch = IntAt(desc, &q);
-      if (epoch && m && *m > 0) r.step = *epoch * *m + *n;
+      if (epoch && m && *m > 0 && *epoch >= 0 && *epoch < 1000000 && *m < 1000000000000LL) r.step = *epoch * *m + *n;
       std::string_view post = s.substr(unit);
       r.loss = NumberAfter(post, "train_loss=");
       if (!r.loss) r.loss = NumberAfter(post, " loss=");
@@ -196,11 +201,11 @@ StepLine ParseDeepSpeed(std::string_view s, StepLine r) {
     size_t q = rk + 6;
     if (auto v = IntAt(s, &q)) r.rank = static_cast<int>(*v);
   }
-  if (auto gs = NumberAfter(s, "global_step=")) {
-    r.step = static_cast<int64_t>(*gs);
+  if (auto gs = AsCount(NumberAfter(s, "global_step="))) {
+    r.step = gs;
     r.throughput = NumberAfter(s, "CurrSamplesPerSec=");
-  } else if (auto st = NumberAfter(s, "] step=")) {
-    r.step = static_cast<int64_t>(*st);
+  } else if (auto st = AsCount(NumberAfter(s, "] step="))) {
+    r.step = st;
   } else {
     return ParseMarker(s, r);
   }

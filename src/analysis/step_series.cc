@@ -24,7 +24,7 @@ void StepSeriesBuilder::Add(std::string_view text, int64_t arrival_ms) {
       t = *ms;
       own = true;
     }
-  } else if (l.unix_time_s && std::isfinite(*l.unix_time_s) && *l.unix_time_s > 1e9) {
+  } else if (l.unix_time_s && std::isfinite(*l.unix_time_s) && *l.unix_time_s > 1e9 && *l.unix_time_s < 1e11) {
     t = static_cast<int64_t>(*l.unix_time_s * 1000.0);
     own = true;
   }

@@ -145,7 +145,8 @@ TEST(StepLine, NanAndInfLossesParse) {
 TEST(StepLine, GarbageNeverCrashes) {
   const char* junk[] = {"", "{", "{'", "{\"", "iter ", "iter x: loss", "Step |", "| 5/", "[", "[rank", "step:", "it/s",
                         "s/it [", "iteration 5/", "global_step=", "Epoch 1: | 3/0 [00:01<00:01, 1it/s]",
-                        "[2025-10-06 03:27:07]", "\xff\xfe it/s |"};
+                        "[2025-10-06 03:27:07]", "\xff\xfe it/s |", "{'loss': 1.0, 'step': 1e300}",
+                        "{\"step\": -1e300, \"loss\": 1}", "[2025-01-01 00:00:00,000] [INFO] [x:1:y] global_step=1e99, a"};
   for (const char* j : junk) (void)ParseStepLine(j);
   SUCCEED();
 }
