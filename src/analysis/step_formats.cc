@@ -146,7 +146,7 @@ StepLine ParseTqdm(std::string_view s, StepLine r) {
       r.format = "lightning";
       size_t q = 6;
       auto epoch = IntAt(desc, &q);
-      if (epoch && m && *m > 0 && *epoch >= 0 && *epoch < 1000000 && *m < 1000000000000LL) r.step = *epoch * *m + *n;
+      if (epoch && m && *m > 0 && *epoch >= 0 && *epoch < 1000000 && *m < 1000000000000LL && *n >= 0 && *n < 1000000000000LL) r.step = *epoch * *m + *n;
       std::string_view post = s.substr(unit);
       r.loss = NumberAfter(post, "train_loss=");
       if (!r.loss) r.loss = NumberAfter(post, " loss=");

@@ -7,6 +7,10 @@
 
 namespace sparkops {
 
+namespace {
+constexpr int64_t kMaxStep = 1'000'000'000'000'000;  // keeps step differences far from overflow
+}
+
 bool StepSeries::has_times() const { return time_source != "none"; }
 
 void StepSeriesBuilder::Add(std::string_view text, int64_t arrival_ms) {
@@ -63,7 +67,7 @@ void StepSeriesBuilder::Add(std::string_view text, int64_t arrival_ms) {
 }
 
 void StepSeriesBuilder::AddPoint(const StepLine& l, int64_t t) {
-  if (!l.step) return;
+  if (!l.step || *l.step < 0 || *l.step > kMaxStep) return;  // not a plausible step counter
   if (l.total && !s_.total_steps) s_.total_steps = l.total;
   float direct = NAN;
   bool inverse = false;
