@@ -76,10 +76,14 @@ CheckResult CheckG1(const HostFacts& f) {
                                       [&](const std::string& p) { return f.elf(p); });
   r.evidence.push_back(fmt::format("{} native objects read; {} link CUDA libraries", links.objects_read,
                                    links.objects.size()));
-  for (const auto& [major, who] : links.majors) {
-    r.evidence.push_back(fmt::format("CUDA {} pinned by:", major));
-    AddList(r.evidence, who);
-  }
+  for (const auto& [major, who] : links.majors)
+    r.evidence.push_back(fmt::format("CUDA {} pinned by {} object(s)", major, who.size()));
+  std::vector<std::string> resolved;
+  for (const auto& o : links.objects)
+    for (const auto& n : o.needs)
+      resolved.push_back(fmt::format("{}: {} NEEDs {} -> {}", o.package, o.path.substr(o.path.rfind('/') + 1),
+                                     n.soname, n.found ? *n.found + " (" + n.via + ")" : std::string("NOT FOUND")));
+  AddList(r.evidence, resolved);
   for (const auto& n : links.notes) r.evidence.push_back(n);
   for (const auto& d : links.damaged) r.evidence.push_back("unreadable object: " + d);
 

@@ -3,6 +3,8 @@
 // cuobjdump (5 s timeout), else the .nv_fatbin scan, else says it could not tell.
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "base/strings.h"
 #include "checks/check.h"
 #include "checks/python_common.h"
@@ -18,7 +20,7 @@ bool IsFp4Package(const std::string& norm) {
 }
 bool HasSm121a(const CudaArchList& l) {
   for (const auto& a : l.arches)
-    if (!a.ptx && (a.name == "sm_121a" || a.name == "sm_120f" || a.name == "sm_121f")) return true;
+    if (a.name == "sm_121a" || a.name == "sm_120f" || a.name == "sm_121f" || a.name == "compute_121a") return true;
   return false;
 }
 }  // namespace
@@ -65,8 +67,14 @@ CheckResult CheckG7(const HostFacts& f) {
       std::vector<std::string> names;
       for (const auto& a : l.arches) names.push_back(a.name);
       r.evidence.push_back(fmt::format("{} ({}): {}", rel, l.method, names.empty() ? "no device code" : Join(names, " ")));
-      if (!l.arches.empty()) any_code = true;
-      any_121a |= HasSm121a(l);
+      bool has = HasSm121a(l);
+      any_121a |= has;
+      // The fatbin scan reads the cubin's arch number but not its a/f suffix: an "sm_121" cubin
+      // found that way may well be sm_121a, so it proves nothing either way.
+      bool undecoded = l.method == "fatbin scan" &&
+                       std::any_of(l.arches.begin(), l.arches.end(), [](const CudaArch& a) { return a.name == "sm_121"; });
+      if (!has && undecoded) any_unknown = true;
+      else if (!l.arches.empty()) any_code = true;
     }
     std::string label = PackageLabel(p);
     if (any_121a) with.push_back(label);
