@@ -108,7 +108,8 @@ std::string UnameMachine() {
 std::string FindCuobjdump(const Context& ctx) {
   std::string in_root = ctx.fs.Path("/usr/local/cuda/bin/cuobjdump");
   if (::access(in_root.c_str(), X_OK) == 0) return in_root;
-  for (auto dir : Split(ctx.Getenv("PATH"), ':')) {
+  const std::string path = ctx.Getenv("PATH");  // the views below point into it
+  for (auto dir : Split(path, ':')) {
     if (dir.empty()) continue;
     std::string cand = std::string(dir) + "/cuobjdump";
     if (::access(cand.c_str(), X_OK) == 0) return cand;

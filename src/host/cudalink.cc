@@ -64,11 +64,15 @@ LinkReport AnalyzeCudaLinks(const Inventory& inv, const LdsoEnv& env, const std:
       ObjectLink link{label, obj, {}, {}};
       for (const auto& n : info->needed) {
         if (!IsCudaLibrary(n)) continue;
-        Resolution r = ResolveNeeded(n, *info, obj, env);
-        CudaNeed need{n, r.path, r.via};
-        if (!r.path && p->norm != "torch") {
-          auto it = loaded_by_torch.find(n);
-          if (it != loaded_by_torch.end()) need = {n, it->second, "already loaded by torch"};
+        // ld.so reuses an already-loaded library with the same soname before searching anything:
+        // an extension imported after torch gets torch's copy.
+        CudaNeed need;
+        auto it = p->norm == "torch" ? loaded_by_torch.end() : loaded_by_torch.find(n);
+        if (it != loaded_by_torch.end()) {
+          need = {n, it->second, "already loaded by torch"};
+        } else {
+          Resolution r = ResolveNeeded(n, *info, obj, env);
+          need = {n, r.path, r.via};
         }
         if (need.found && p->norm == "torch") loaded_by_torch.emplace(n, *need.found);
         if (!need.found)

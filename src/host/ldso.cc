@@ -42,7 +42,8 @@ std::vector<std::string> ExpandSearchPath(std::string_view raw, std::string_view
 
 LdsoEnv MakeLdsoEnv(const Context& ctx, const std::vector<std::string>& site_dirs) {
   LdsoEnv env;
-  for (auto p : Split(ctx.Getenv("LD_LIBRARY_PATH"), ':'))
+  const std::string llp = ctx.Getenv("LD_LIBRARY_PATH");  // the views below point into it
+  for (auto p : Split(llp, ':'))
     if (!p.empty()) env.ld_library_path.emplace_back(p);
   for (const auto& site : site_dirs) {
     std::error_code ec;
