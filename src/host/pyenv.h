@@ -64,7 +64,12 @@ struct Inventory {
   std::vector<const Package*> FindAll(std::string_view norm_name) const;
 };
 
-/// Reads every *.dist-info / *.egg-info in `site_dirs`. Never fails: a damaged file becomes
+/// Packages with native CUDA code the checks inspect even without a RECORD (torch,
+/// bitsandbytes, flash-attn, xformers, vllm, triton, flashinfer*, sgl-kernel, ...).
+bool IsCudaExtensionPackage(std::string_view norm);
+
+/// Reads every *.dist-info / *.egg-info in `site_dirs` (egg-info trees are walked for .so files
+/// only for IsCudaExtensionPackage). Never fails: a damaged file becomes
 /// the package's `problem`.
 Inventory ScanSitePackages(const std::vector<std::string>& site_dirs);
 
