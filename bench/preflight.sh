@@ -38,24 +38,32 @@ time_runs() {
   done
 }
 peak_rss_kib() { /usr/bin/time -f %M "$@" 2>&1 >/dev/null | tail -1; }
+# cpu_runs CMD...: RUNS user+sys CPU times in ms (GNU time, 10 ms resolution) - robust on a busy box
+cpu_runs() {
+  for _ in $(seq "$RUNS"); do
+    /usr/bin/time -f '%U %S' "$@" 2>&1 >/dev/null | tail -1 | awk '{printf "%.0f\n", ($1 + $2) * 1000}'
+  done
+}
 
 SP_CMD=("$SPARKOPS" preflight --python "$PY")
 PY_CMD=("$PY" -c "import torch; print(torch.version.cuda)")
 
 echo "environment: $("$PY" -c 'import sys; print(sys.version.split()[0])' 2>/dev/null) at $PY, torch $("${PY_CMD[@]}" 2>/dev/null | sed 's/^/version.cuda=/') ($(dpkg-query -W -f='${Version}' python3-torch 2>/dev/null || echo '?'))"
-echo "machine: $(uname -m), $(nproc) CPUs; $RUNS runs each after one warm-up"
+echo "machine: $(uname -m), $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg); $RUNS runs each after one warm-up"
 echo "sparkops preflight output (first run):"
 "${SP_CMD[@]}" | sed 's/^/  /' || true
 
 sp_ms=$(time_runs "${SP_CMD[@]}" | median)
 py_ms=$(time_runs "${PY_CMD[@]}" | median)
+sp_cpu=$(cpu_runs "${SP_CMD[@]}" | median)
+py_cpu=$(cpu_runs "${PY_CMD[@]}" | median)
 sp_rss=$(peak_rss_kib "${SP_CMD[@]}")
 py_rss=$(peak_rss_kib "${PY_CMD[@]}")
 ratio=$(awk -v a="$py_ms" -v b="$sp_ms" 'BEGIN {printf "%.1f", a / b}')
 mib() { awk -v k="$1" 'BEGIN {printf "%.1f", k / 1024}'; }
 
-printf '\n%-58s %10s %14s\n' "command" "median ms" "peak RSS MiB"
-printf '%-58s %10.1f %14.1f\n' "sparkops preflight --python $PY (10 checks)" "$sp_ms" "$(mib "$sp_rss")"
-printf '%-58s %10.1f %14.1f\n' "python3 -c 'import torch; print(torch.version.cuda)'" "$py_ms" "$(mib "$py_rss")"
+printf '\n%-56s %10s %12s %13s\n' "command" "median ms" "median CPU" "peak RSS MiB"
+printf '%-56s %10.1f %9s ms %13.1f\n' "sparkops preflight --python $PY (10 checks)" "$sp_ms" "$sp_cpu" "$(mib "$sp_rss")"
+printf '%-56s %10.1f %9s ms %13.1f\n' "python3 -c 'import torch; print(torch.version.cuda)'" "$py_ms" "$py_cpu" "$(mib "$py_rss")"
 echo "ratio: sparkops is ${ratio}x faster than importing torch"
 echo "targets: >= 20x faster, <= 50 ms median, <= 10 MiB peak RSS"

@@ -132,7 +132,8 @@ CheckResult CheckG1(const HostFacts& f) {
     return r;
   }
   auto torch_major = CudaMajor(torch_cuda);
-  std::string what = fmt::format("{} (CUDA {})", torch_label, torch_cuda);
+  std::string ngc = f.torch_version() && *f.torch_version() ? NgcRelease((*f.torch_version())->version) : "";
+  std::string what = fmt::format("{} (CUDA {}{})", torch_label, torch_cuda, ngc.empty() ? "" : ", NGC " + ngc + " build");
   if (torch_major && host.major && *host.major < *torch_major) {
     r.status = CheckStatus::kFail;
     r.summary = fmt::format("{} needs a CUDA {} driver; the host reports CUDA {}", what, *torch_major, host.text);

@@ -84,7 +84,7 @@ Resolution ResolveNeeded(const std::string& needed, const ElfInfo& obj, const st
   auto try_dirs = [&](const std::vector<std::string>& dirs, const char* via) -> std::optional<Resolution> {
     for (const auto& d : dirs) {
       std::string cand = d + "/" + needed;
-      if (FileExists(cand)) return Resolution{cand, via};
+      if (FileExists(cand)) return Resolution{fs::path(cand).lexically_normal().string(), via};
     }
     return std::nullopt;
   };
