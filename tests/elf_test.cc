@@ -131,6 +131,11 @@ TEST(Fatbin, ScansTheEmbeddedSection) {
   ASSERT_TRUE(info);
   EXPECT_TRUE(info->has_fatbin);
   EXPECT_EQ(*ReadFatbinSection(Site("cu13/torch/lib/libtorch_cuda.so")), "");
+  auto in_place = ScanFatbinFile(BuildArtifact("pyenv-libs/libext_fatbin_121a.so"));
+  ASSERT_TRUE(in_place);
+  EXPECT_EQ(in_place->size(), 2u);
+  EXPECT_TRUE(ScanFatbinFile(Site("cu13/torch/lib/libtorch_cuda.so"))->empty());
+  EXPECT_FALSE(ScanFatbinFile(BuildArtifact("pyenv-libs/does-not-exist.so")));
 }
 
 TEST(Fatbin, DamagedDataStopsWithoutReadingPastTheEnd) {

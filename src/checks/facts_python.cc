@@ -52,10 +52,10 @@ const CudaArchList& HostFacts::cuda_arches(const std::string& path) const {
     }
   }
   if (!list.known()) {
-    auto sec = ReadFatbinSection(path);
+    auto sec = ScanFatbinFile(path);
     if (sec && !sec->empty()) {
-      list.arches = ScanFatbin(*sec);
-      if (!list.arches.empty()) {
+      list.arches = *sec;
+      {
         list.method = "fatbin scan";
         list.note += "cubin arch suffixes (a/f) are not decoded by the scan";
       }

@@ -96,7 +96,10 @@ Result<ElfInfo> ReadElf(const std::string& path, const ElfLimits& limits) {
   return info;
 }
 
-Result<std::string> ReadFatbinSection(const std::string& path, size_t max_bytes) {
+namespace {
+/// Calls `fn(string_view)` with the `.nv_fatbin` bytes of `path` (mapped, not copied); "" if none.
+template <typename Fn>
+auto WithFatbinSection(const std::string& path, size_t max_bytes, Fn fn) -> Result<decltype(fn(std::string_view()))> {
   auto opened = OpenElf(path, ElfLimits{});
   if (!opened) return std::unexpected(opened.error());
   Elf* elf = (*opened)->elf;
@@ -107,13 +110,22 @@ Result<std::string> ReadFatbinSection(const std::string& path, size_t max_bytes)
     if (!gelf_getshdr(scn, &sh)) return InputError(path + ": damaged ELF section header");
     const char* nm = elf_strptr(elf, shstrndx, sh.sh_name);
     if (!nm || std::strcmp(nm, ".nv_fatbin") != 0) continue;
-    if (sh.sh_type == SHT_NOBITS) return std::string();
+    if (sh.sh_type == SHT_NOBITS) return fn(std::string_view());
     if (sh.sh_size > max_bytes) return InputError(path + ": .nv_fatbin larger than the scan limit");
     Elf_Data* data = elf_getdata(scn, nullptr);
     if (!data || !data->d_buf) return InputError(path + ": damaged ELF: .nv_fatbin unreadable");
-    return std::string(static_cast<const char*>(data->d_buf), data->d_size);
+    return fn(std::string_view(static_cast<const char*>(data->d_buf), data->d_size));
   }
-  return std::string();
+  return fn(std::string_view());
+}
+}  // namespace
+
+Result<std::vector<CudaArch>> ScanFatbinFile(const std::string& path) {
+  return WithFatbinSection(path, 4ull << 30, [](std::string_view d) { return ScanFatbin(d); });
+}
+
+Result<std::string> ReadFatbinSection(const std::string& path, size_t max_bytes) {
+  return WithFatbinSection(path, max_bytes, [](std::string_view d) { return std::string(d); });
 }
 
 std::string ElfMachineName(uint16_t machine) {

@@ -61,6 +61,10 @@ std::vector<CudaArch> ParseCuobjdumpList(std::string_view text);
 /// `.target` (with suffix); cubin entries give `sm_<N>` from the entry header.
 std::vector<CudaArch> ScanFatbin(std::string_view data);
 
+/// ScanFatbin over the `.nv_fatbin` section of `path`, read in place from the mapped file (no
+/// copy: the section of a large extension can be hundreds of MB). Empty when there is none.
+Result<std::vector<CudaArch>> ScanFatbinFile(const std::string& path);
+
 /// The raw bytes of the `.nv_fatbin` section of `path` (empty when none), at most `max_bytes`.
 Result<std::string> ReadFatbinSection(const std::string& path, size_t max_bytes = 256u << 20);
 
