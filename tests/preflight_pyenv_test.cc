@@ -158,6 +158,19 @@ TEST(G1, HalfOverwrittenAndDamagedInstallsFail) {
   EXPECT_NE(r2.summary.find("torch/version.py: no __version__ line"), std::string::npos) << r2.summary;
 }
 
+TEST(G1, DamagedRecordIsReportedWithFileAndLine) {
+  testing::TempDir d;
+  d.Write("torch-2.9.1+cu130.dist-info/METADATA", "Name: torch\nVersion: 2.9.1+cu130\n");
+  d.Write("torch-2.9.1+cu130.dist-info/RECORD", "torch/version.py,,\ntorch/lib/x.so,sha256=a\n");
+  d.Write("torch/version.py", "__version__ = '2.9.1+cu130'\ncuda = '13.0'\n");
+  World w(Fixture("gb10"), {d.path()});
+  auto r = CheckG1(w.facts);
+  EXPECT_EQ(r.status, CheckStatus::kFail);
+  EXPECT_NE(r.summary.find("RECORD: line 2: expected path,hash,size"), std::string::npos) << r.summary;
+  // the other checks still run on the same facts
+  EXPECT_EQ(CheckG2(w.facts).status, CheckStatus::kPass);
+}
+
 TEST(G1, NoEnvironmentSkips) {
   World w(Fixture("laptop"), {}, {}, NoGpu());
   auto r = CheckG1(w.facts);

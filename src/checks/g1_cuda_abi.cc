@@ -42,8 +42,16 @@ CheckResult CheckG1(const HostFacts& f) {
 
   std::string torch_cuda;
   std::string torch_label;
+  for (const auto& p : inv.packages)
+    if (!p.problem.empty() && IsCudaExtensionPackage(p.norm)) r.evidence.push_back("damaged metadata: " + p.problem);
   if (torch) {
     torch_label = PackageLabel(*torch);
+    if (!torch->problem.empty()) {
+      r.status = CheckStatus::kFail;
+      r.summary = fmt::format("{}: damaged install: {}", torch_label, torch->problem);
+      r.fix = "reinstall torch: " + std::string(kFixCu130);
+      return r;
+    }
     const auto& tv = f.torch_version();
     if (tv && !*tv) {
       r.status = CheckStatus::kFail;

@@ -154,6 +154,7 @@ std::vector<CudaArch> ParseCuobjdumpList(std::string_view text) {
   static const std::regex re(R"(^\s*(ELF|PTX) file\s+\d+:.*\.((?:sm|compute)_\d+[af]?)\.(?:cubin|ptx)\s*$)");
   std::vector<CudaArch> out;
   for (auto line : SplitLines(text)) {
+    if (line.size() > 4096) continue;  // not a listing line; keeps std::regex's recursion bounded
     std::match_results<std::string_view::const_iterator> m;
     if (!std::regex_match(line.begin(), line.end(), m, re)) continue;
     CudaArch a{m[2].str(), m[1].str() == "PTX"};

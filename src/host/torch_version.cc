@@ -70,6 +70,7 @@ std::string CudaTag(std::string_view version) {
 }
 
 std::string NgcRelease(std::string_view version) {
+  if (version.size() > 256) return "";  // no real version is this long; bounds std::regex's recursion
   static const std::regex re(R"(\.nv(\d{2}\.\d{1,2}))");
   std::match_results<std::string_view::const_iterator> m;
   if (std::regex_search(version.begin(), version.end(), m, re)) return m[1].str();
