@@ -302,6 +302,54 @@ TEST(G9, ContainerPassesBarePipWarnsWithPins) {
   EXPECT_NE(Joined(o).find("xformers 0.0.32.post2 requires torch==2.8.0; installed 2.8.0+cu128"), std::string::npos);
 }
 
+TEST(G9, ShadowedTorchInstallsAreDrift) {
+  World w(Fixture("gb10"), {Site("cu13"), Site("cu12")});
+  auto r = CheckG9(w.facts);
+  EXPECT_EQ(r.status, CheckStatus::kWarn);
+  EXPECT_NE(r.summary.find("2 torch installs on sys.path"), std::string::npos) << r.summary;
+  auto g1 = CheckG1(w.facts);  // the first torch on the path wins, as in Python
+  EXPECT_NE(g1.summary.find("2.9.1+cu130"), std::string::npos) << g1.summary;
+  EXPECT_NE(Joined(g1).find("2 torch installs on the path"), std::string::npos);
+}
+
+TEST(Container, MarkersUnderRoot) {
+  struct Case {
+    std::vector<std::pair<std::string, std::string>> files;
+    Env env;
+    std::string engine;  ///< "" = not a container
+  };
+  const Case cases[] = {
+      {{{"run/.containerenv", "engine=\"podman-4.9\"\n"}}, {}, "podman"},
+      {{{"proc/1/cgroup", "0::/\n"}}, {}, ""},  // cgroup v2 private namespace: no marker by itself
+      {{{"proc/1/cgroup", "0::/\n"},
+        {"proc/self/mountinfo", "22 1 0:21 / / rw,relatime - overlay overlay rw,lowerdir=/l\n"}},
+       {},
+       "container"},
+      {{{"proc/self/mountinfo", "30 22 8:1 /var/lib/docker/containers/ab/hostname /etc/hostname rw - ext4 /dev/sda1 rw\n"}},
+       {},
+       "docker"},
+      {{}, {{"container", "oci"}}, "oci"},
+      {{{"proc/1/cgroup", "0::/user.slice\n"}}, {}, ""},
+  };
+  for (const auto& c : cases) {
+    testing::TempDir root;
+    for (const auto& [path, text] : c.files) root.Write(path, text);
+    std::ostringstream o, e;
+    Context ctx{GlobalOptions{root.path(), "none", "none", false}, HostFs(root.path()), c.env, o, e};
+    ContainerInfo info = DetectContainer(ctx);
+    EXPECT_EQ(info.in_container, !c.engine.empty()) << c.engine;
+    if (!c.engine.empty()) EXPECT_EQ(info.engine, c.engine);
+  }
+  testing::TempDir ngc;
+  ngc.Write(".dockerenv", "");
+  ngc.Write("proc/1/environ", std::string("NVIDIA_PRODUCT_NAME=PyTorch\0NVIDIA_PYTORCH_VERSION=25.10\0", 57));
+  std::ostringstream o, e;
+  Context ctx{GlobalOptions{ngc.path(), "none", "none", false}, HostFs(ngc.path()), {}, o, e};
+  ContainerInfo info = DetectContainer(ctx);
+  EXPECT_EQ(info.ngc_release, "25.10");
+  EXPECT_EQ(info.ngc_product, "PyTorch");
+}
+
 TEST(Container, ParsersAndEnvironment) {
   EXPECT_EQ(ParseCgroupEngine("12:memory:/docker/0123abcd\n"), "docker");
   EXPECT_EQ(ParseCgroupEngine("0::/kubepods/besteffort/pod1\n"), "kubernetes");
