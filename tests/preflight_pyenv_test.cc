@@ -338,7 +338,9 @@ TEST(Container, MarkersUnderRoot) {
     Context ctx{GlobalOptions{root.path(), "none", "none", false}, HostFs(root.path()), c.env, o, e};
     ContainerInfo info = DetectContainer(ctx);
     EXPECT_EQ(info.in_container, !c.engine.empty()) << c.engine;
-    if (!c.engine.empty()) EXPECT_EQ(info.engine, c.engine);
+    if (!c.engine.empty()) {
+      EXPECT_EQ(info.engine, c.engine);
+    }
   }
   testing::TempDir ngc;
   ngc.Write(".dockerenv", "");
