@@ -120,6 +120,11 @@ TEST(G1, Cuda12TorchWarnsOnCuda13HostAndPassesElsewhere) {
   auto o = CheckG1(old.facts);
   EXPECT_EQ(o.status, CheckStatus::kFail);
   EXPECT_NE(o.summary.find("host reports CUDA 12.8"), std::string::npos) << o.summary;
+  // ... but an old toolkit in /usr/local/cuda says nothing about the driver.
+  testing::TempDir root;
+  root.Write("usr/local/cuda/version.json", R"({"cuda": {"name": "CUDA SDK", "version": "12.4.1"}})");
+  World toolkit(root.path(), {Site("cu13")}, {}, NoGpu());
+  EXPECT_EQ(CheckG1(toolkit.facts).status, CheckStatus::kPass);
 }
 
 TEST(G1, CpuOnlyTorchFailsOnlyOnGpuHosts) {

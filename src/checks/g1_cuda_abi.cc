@@ -142,7 +142,9 @@ CheckResult CheckG1(const HostFacts& f) {
   auto torch_major = CudaMajor(torch_cuda);
   std::string ngc = f.torch_version() && *f.torch_version() ? NgcRelease((*f.torch_version())->version) : "";
   std::string what = fmt::format("{} (CUDA {}{})", torch_label, torch_cuda, ngc.empty() ? "" : ", NGC " + ngc + " build");
-  if (torch_major && host.major && *host.major < *torch_major) {
+  // Only the driver's CUDA version bounds what a wheel can use (pip torch brings its own runtime);
+  // an older toolkit in /usr/local/cuda does not.
+  if (torch_major && host.major && host.from_driver && *host.major < *torch_major) {
     r.status = CheckStatus::kFail;
     r.summary = fmt::format("{} needs a CUDA {} driver; the host reports CUDA {}", what, *torch_major, host.text);
     r.fix = "update the NVIDIA driver, or install torch built for CUDA " + std::to_string(*host.major);

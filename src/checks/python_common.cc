@@ -19,6 +19,7 @@ HostCuda HostCudaVersion(const HostFacts& f) {
     h.major = v / 1000;
     h.text = fmt::format("{}.{}", v / 1000, (v % 1000) / 10);
     h.from = "driver CUDA version (" + snap.source + ")";
+    h.from_driver = true;
     return h;
   }
   if (auto tk = ReadCudaToolkitVersion(f.ctx().fs)) {

@@ -16,6 +16,7 @@ struct HostCuda {
   std::optional<int> major;
   std::string text;  ///< "13.0"
   std::string from;  ///< "NVML driver", "/usr/local/cuda/version.json"
+  bool from_driver = false;  ///< the driver's CUDA version (what a wheel needs), not a toolkit's
 };
 HostCuda HostCudaVersion(const HostFacts& f);
 
