@@ -8,6 +8,7 @@
 #include "checks/check.h"
 #include "host/container.h"
 #include "host/cudalink.h"
+#include "host/ptxas.h"
 #include "host/pyenv.h"
 #include "test_util.h"
 
@@ -174,6 +175,30 @@ TEST(G1, DamagedRecordIsReportedWithFileAndLine) {
   EXPECT_NE(r.summary.find("RECORD: line 2: expected path,hash,size"), std::string::npos) << r.summary;
   // the other checks still run on the same facts
   EXPECT_EQ(CheckG2(w.facts).status, CheckStatus::kPass);
+}
+
+TEST(G1, OldTritonPtxasWarnsOnGb10) {
+  testing::TempDir d;
+  d.Write("triton-3.3.0.dist-info/METADATA", "Name: triton\nVersion: 3.3.0\n");
+  std::string px = d.Write("triton/backends/nvidia/bin/ptxas-blackwell",
+                           "#!/bin/sh\necho 'ptxas: NVIDIA (R) Ptx optimizing assembler'\n"
+                           "echo 'Cuda compilation tools, release 12.8, V12.8.93'\n");
+  std::filesystem::permissions(px, std::filesystem::perms::owner_all);
+  World w(Fixture("gb10"), {Site("cu13"), d.path()});
+  auto r = CheckG1(w.facts);
+  EXPECT_EQ(r.status, CheckStatus::kPass) << Joined(r);  // cu13's own triton 3.5.1 has no ptxas: unknown
+  World old(Fixture("gb10"), {d.path(), Site("cu13")});
+  auto o = CheckG1(old.facts);
+  EXPECT_EQ(o.status, CheckStatus::kWarn) << Joined(o);
+  EXPECT_NE(o.summary.find("ptxas is CUDA 12.8"), std::string::npos) << o.summary;
+  EXPECT_NE(o.fix.find("TRITON_PTXAS_PATH"), std::string::npos);
+  // the documented workaround: point Triton at a CUDA 13 ptxas
+  std::string good = d.Write("cuda13/ptxas", "#!/bin/sh\necho 'Cuda compilation tools, release 13.0, V13.0.88'\n");
+  std::filesystem::permissions(good, std::filesystem::perms::owner_all);
+  World fixed(Fixture("gb10"), {d.path(), Site("cu13")}, {{"TRITON_PTXAS_PATH", good}});
+  EXPECT_EQ(CheckG1(fixed.facts).status, CheckStatus::kPass);
+  EXPECT_EQ(ParsePtxasRelease("Cuda compilation tools, release 12.9, V12.9.41"), (std::pair{12, 9}));
+  EXPECT_EQ(ParsePtxasRelease("garbage"), std::nullopt);
 }
 
 TEST(G1, NoEnvironmentSkips) {

@@ -8,6 +8,7 @@
 #include "checks/python_common.h"
 #include "host/cudalink.h"
 #include "host/ldso.h"
+#include "host/ptxas.h"
 
 namespace sparkops {
 
@@ -23,6 +24,27 @@ void AddList(std::vector<std::string>& ev, const std::vector<std::string>& items
 const char* kFixCu130 =
     "pip install --force-reinstall torch --index-url https://download.pytorch.org/whl/cu130 "
     "(then rebuild/reinstall the extensions for the same torch), or use an NGC PyTorch container (25.09+)";
+
+/// On a 12.1 GPU: can Triton's ptxas target sm_121a (CUDA >= 12.9)? "" when fine or unknown.
+std::string TritonProblem(const HostFacts& f, const std::optional<std::pair<int, int>>& cc,
+                          std::vector<std::string>& evidence) {
+  if (!cc || *cc != std::pair{12, 1}) return "";
+  const Package* triton = f.packages().Find("triton");
+  if (!triton) triton = f.packages().Find("pytorch-triton");
+  if (!triton) return "";
+  auto px = TritonPtxas(f.ctx(), triton->site_dir);
+  if (!px) return "";
+  if (!px->release) {
+    evidence.push_back("Triton ptxas (" + px->chosen_by + "): " + px->error);
+    return "";
+  }
+  evidence.push_back(fmt::format("Triton ptxas {} ({}): release {}.{}", px->path, px->chosen_by, px->release->first,
+                                 px->release->second));
+  if (*px->release >= std::pair{12, 9}) return "";
+  return fmt::format("{}'s ptxas is CUDA {}.{}: it cannot compile sm_121a (needs 12.9+), so Triton kernels "
+                     "(torch.compile) fail with `ptxas fatal : Value 'sm_121a' is not defined`",
+                     PackageLabel(*triton), px->release->first, px->release->second);
+}
 
 }  // namespace
 
@@ -151,6 +173,7 @@ CheckResult CheckG1(const HostFacts& f) {
     return r;
   }
   auto cc = ComputeCapability(f);
+  std::string triton_problem = TritonProblem(f, cc, r.evidence);
   bool cuda13_host = (host.major && *host.major >= 13) || (cc && cc->first == 12 && cc->second == 1);
   if (torch_major && *torch_major < 13 && cuda13_host) {
     r.status = CheckStatus::kWarn;
@@ -159,6 +182,12 @@ CheckResult CheckG1(const HostFacts& f) {
     r.evidence.push_back("checks-spec §12: cu128/cu129 torch runs on GB10 (12.1) through binary-compatible "
                          "sm_120 cubins; the seed says cu12 wheels break, sources show only a warning");
     r.fix = kFixCu130;
+    return r;
+  }
+  if (!triton_problem.empty()) {
+    r.status = CheckStatus::kWarn;
+    r.summary = what + ", but " + triton_problem;
+    r.fix = "export TRITON_PTXAS_PATH=/usr/local/cuda/bin/ptxas (CUDA >= 12.9), or a newer triton";
     return r;
   }
   r.summary = fmt::format("{}; {} CUDA-linked objects, one CUDA major, all resolved", what, links.objects.size());
