@@ -169,6 +169,19 @@ TEST(G1, OldTritonPtxasWarnsOnGb10) {
   EXPECT_EQ(ParsePtxasRelease("garbage"), std::nullopt);
 }
 
+TEST(G1, DistInfoWithoutRecordIsWalked) {
+  testing::TempDir d;
+  d.Write("torch-2.8.0+cu128.dist-info/METADATA", "Name: torch\nVersion: 2.8.0+cu128\n");
+  d.Write("torch/version.py", "__version__ = '2.8.0+cu128'\ncuda = '12.8'\n");
+  std::filesystem::create_directories(d.path() + "/torch/lib");
+  std::filesystem::copy_file(BuildArtifact("pyenv-libs/libext_cu12.so"), d.path() + "/torch/lib/libtorch_cuda.so");
+  World w(Fixture("gb10"), {d.path()});
+  auto r = CheckG1(w.facts);
+  EXPECT_EQ(r.status, CheckStatus::kFail) << Joined(r);
+  EXPECT_NE(r.summary.find("torch 2.8.0+cu128: torch/lib/libtorch_cuda.so NEEDs libcudart.so.12"), std::string::npos)
+      << r.summary;
+}
+
 TEST(G1, NoEnvironmentSkips) {
   World w(Fixture("laptop"), {}, {}, NoGpu());
   auto r = CheckG1(w.facts);

@@ -49,7 +49,34 @@ bool IsCudaExtensionPackage(std::string_view norm) {
 
 namespace {
 
-void ReadDistInfo(Package& p) {
+/// No RECORD: walk the top-level modules (top_level.txt, else the name) for native objects -
+/// only for the packages whose native code the checks inspect (G1 rule 2 lists them; other
+/// objects are taken from RECORD). Walking every Debian egg-info tree would cost more than the
+/// rest of preflight together.
+void WalkPackageTrees(Package& p, bool meta_is_dir, const std::vector<std::string>& site_names) {
+  if (!IsCudaExtensionPackage(p.norm)) return;
+  std::vector<std::string> tops;
+  if (meta_is_dir)
+    if (auto tl = ReadLocalFile(p.meta_dir + "/top_level.txt", 1u << 16))
+      for (auto line : SplitLines(*tl))
+        if (!Trim(line).empty()) tops.emplace_back(Trim(line));
+  if (tops.empty()) {
+    std::string mod = p.norm;
+    std::replace(mod.begin(), mod.end(), '-', '_');
+    tops.push_back(mod);
+  }
+  size_t budget = kMaxWalkEntries;
+  for (const auto& t : tops) {
+    if (t.find('/') != std::string::npos || t == "..") continue;
+    WalkForObjects(fs::path(p.site_dir) / t, p.shared_objects, budget);
+    // single-module extensions live beside the dirs: "<t>.cpython-312-x86_64-linux-gnu.so"
+    auto first = std::lower_bound(site_names.begin(), site_names.end(), t + ".");
+    for (auto it = first; it != site_names.end() && StartsWith(*it, t + "."); ++it)
+      if (IsSharedObject(*it)) p.shared_objects.push_back(p.site_dir + "/" + *it);
+  }
+}
+
+void ReadDistInfo(Package& p, const std::vector<std::string>& site_names) {
   std::string md_file = p.meta_dir + "/METADATA";
   if (auto md = ReadLocalFile(md_file, kMaxMetaBytes)) {
     if (auto parsed = ParseMetadata(*md, md_file)) {
@@ -71,6 +98,8 @@ void ReadDistInfo(Package& p) {
     } else if (p.problem.empty()) {
       p.problem = rows.error().message;
     }
+  } else if (rec.error().kind == Error::Kind::kNotFound) {
+    WalkPackageTrees(p, true, site_names);  // some installers (conda, vendored) leave no RECORD
   }
   std::string du_file = p.meta_dir + "/direct_url.json";
   if (auto du = ReadLocalFile(du_file, 1u << 20)) {
@@ -97,31 +126,7 @@ void ReadEggInfo(Package& p, bool is_file, const std::vector<std::string>& site_
         if (line.empty() || line[0] == '[') break;  // extras sections follow; ignore them
         p.requires_dist.push_back(ParseRequirement(line));
       }
-  // No RECORD: walk the top-level modules (top_level.txt, else the name) for native objects -
-  // only for the packages whose native code the checks inspect (G1 rule 2 lists them; other
-  // objects are taken from RECORD, which egg-info installs do not have). Walking every Debian
-  // egg-info tree would cost more than the rest of preflight together.
-  if (!IsCudaExtensionPackage(p.norm)) return;
-  std::vector<std::string> tops;
-  if (!is_file)
-    if (auto tl = ReadLocalFile(p.meta_dir + "/top_level.txt", 1u << 16))
-      for (auto line : SplitLines(*tl))
-        if (!Trim(line).empty()) tops.emplace_back(Trim(line));
-  if (tops.empty()) {
-    std::string mod = p.norm;
-    std::replace(mod.begin(), mod.end(), '-', '_');
-    tops.push_back(mod);
-  }
-  size_t budget = kMaxWalkEntries;
-  std::error_code ec;
-  for (const auto& t : tops) {
-    if (t.find('/') != std::string::npos || t == "..") continue;
-    WalkForObjects(fs::path(p.site_dir) / t, p.shared_objects, budget);
-    // single-module extensions live beside the dirs: "<t>.cpython-312-x86_64-linux-gnu.so"
-    auto first = std::lower_bound(site_names.begin(), site_names.end(), t + ".");
-    for (auto it = first; it != site_names.end() && StartsWith(*it, t + "."); ++it)
-      if (IsSharedObject(*it)) p.shared_objects.push_back(p.site_dir + "/" + *it);
-  }
+  WalkPackageTrees(p, !is_file, site_names);
 }
 
 }  // namespace
@@ -145,7 +150,7 @@ Inventory ScanSitePackages(const std::vector<std::string>& site_dirs) {
       p.norm = NormalizeName(p.name);
       bool is_file = fs::is_regular_file(p.meta_dir, ec);
       if (p.egg) ReadEggInfo(p, is_file, names);
-      else ReadDistInfo(p);
+      else ReadDistInfo(p, names);
       p.norm = NormalizeName(p.name);
       std::sort(p.shared_objects.begin(), p.shared_objects.end());
       p.shared_objects.erase(std::unique(p.shared_objects.begin(), p.shared_objects.end()), p.shared_objects.end());
