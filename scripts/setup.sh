@@ -11,7 +11,7 @@ PKGS=(
   libgtest-dev googletest
   prometheus  # promtool + prometheus: exporter rule tests, metric lint and the scrape integration test
   dpkg-dev lintian
-  chromium python3-pandas
+  chromium  # headless render test of the analyze HTML report
 )
 # Cross build for DGX Spark (aarch64). libyaml-cpp-dev is not Multi-Arch: same in Debian 12, so
 # :arm64 of it would replace the native one: only its runtime library is installed for arm64 and
