@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/strings.h"
+#include "host/proctable.h"
 
 namespace sparkops {
 
@@ -16,16 +17,6 @@ std::string ParseCgroupEngine(std::string_view cgroup) {
       if (line.find(marker) != std::string_view::npos) return engine;
   }
   return "";
-}
-
-Env ParseEnviron(std::string_view block) {
-  Env env;
-  for (auto kv : Split(block, '\0')) {
-    size_t eq = kv.find('=');
-    if (eq == std::string_view::npos || eq == 0) continue;
-    env.emplace(std::string(kv.substr(0, eq)), std::string(kv.substr(eq + 1)));
-  }
-  return env;
 }
 
 ContainerInfo DetectContainer(const Context& ctx) {
