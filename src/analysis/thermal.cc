@@ -26,7 +26,7 @@ int ColumnFor(std::string name) {
       {"timestamp", 1}, {"gpu_temp_c", 2}, {"temperature.gpu", 2}, {"power_w", 3}, {"power.draw", 3},
       {"power.draw.instant", 3}, {"power_limit_w", 4}, {"power.limit", 4}, {"enforced.power.limit", 4},
       {"sm_clock_mhz", 5}, {"clocks.sm", 5}, {"clocks.current.sm", 5}, {"sm_clock_max_mhz", 6},
-      {"clocks.max.sm", 6}, {"util_pct", 7}, {"utilization.gpu", 7}, {"mem_total_gib", 8},
+      {"clocks.max.sm", 6}, {"gpu_util_pct", 7}, {"util_pct", 7}, {"utilization.gpu", 7}, {"mem_total_gib", 8},
       {"mem_available_gib", 9}, {"swap_used_gib", 10}, {"mem_pressure_some_avg10", 11},
       {"gpu_attributed_gib", 12}, {"clock_event_reasons", 13}, {"clocks_event_reasons.active", 13},
       {"clocks_throttle_reasons.active", 13}, {"clocks_event_reasons_counters.active", 0}, {"throttle", 14},
