@@ -62,15 +62,7 @@ void SplitFields(std::string_view line, std::vector<std::string_view>* out) {
 }
 }  // namespace
 
-std::string ThrottleNames(uint64_t bits) {
-  std::vector<std::string> n;
-  if (bits & kReasonSwPowerCap) n.push_back("sw_power_cap");
-  if (bits & kReasonHwSlowdown) n.push_back("hw_slowdown");
-  if (bits & kReasonSwThermal) n.push_back("sw_thermal");
-  if (bits & kReasonHwThermal) n.push_back("hw_thermal");
-  if (bits & kReasonHwPowerBrake) n.push_back("hw_power_brake");
-  return Join(n, "+");
-}
+std::string ThrottleNames(uint64_t bits) { return Join(ThrottleReasons(bits), "+"); }
 
 Result<bool> ThermalCsvParser::AddLine(std::string_view raw, uint64_t lineno) {
   std::string_view line = Trim(raw);
