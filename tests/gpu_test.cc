@@ -20,15 +20,7 @@ using testing::RunInProcess;
 std::string Fake(const std::string& name) { return std::string(SPARKOPS_TEST_SOURCE_DIR) + "/fake/" + name; }
 std::string Stub() { return BuildArtifact("libnvidia-ml-stub.so"); }
 
-/// Sets an environment variable of this process (read by the stub NVML) for one scope.
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const std::string& value) : name_(name) { setenv(name, value.c_str(), 1); }
-  ~ScopedEnv() { unsetenv(name_); }
-
- private:
-  const char* name_;
-};
+using testing::ScopedEnv;
 
 struct Ctx {
   std::ostringstream out, err;

@@ -57,14 +57,7 @@ void ExpectCompleteRows(const std::string& csv) {
   for (size_t i = 1; i < lines.size(); ++i) EXPECT_EQ(Split(lines[i], ',').size(), cols) << "line " << i + 1 << ": " << lines[i];
 }
 
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const std::string& value) : name_(name) { setenv(name, value.c_str(), 1); }
-  ~ScopedEnv() { unsetenv(name_); }
-
- private:
-  const char* name_;
-};
+using testing::ScopedEnv;
 
 TEST(SampleCmd, GoldenGb10LoadScenario) {
   ScopedEnv sc("SPARKOPS_STUB_NVML_SCENARIO", Scenario("gb10_load.txt"));

@@ -91,6 +91,9 @@ std::string CheckGolden(const std::string& name, const std::string& actual) {
   return "golden mismatch for " + name + "\n--- expected\n" + expected + "\n--- actual\n" + actual;
 }
 
+ScopedEnv::ScopedEnv(const char* name, const std::string& value) : name_(name) { setenv(name, value.c_str(), 1); }
+ScopedEnv::~ScopedEnv() { unsetenv(name_); }
+
 TempDir::TempDir() {
   std::string tmpl = (std::filesystem::temp_directory_path() / "sparkops-test-XXXXXX").string();
   char* p = mkdtemp(tmpl.data());

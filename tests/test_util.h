@@ -52,4 +52,16 @@ class TempDir {
 
 std::string ReadFileOrDie(const std::string& path);
 
+/// Sets an environment variable of this process (e.g. read by the stub NVML) for one scope.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const std::string& value);
+  ~ScopedEnv();
+  ScopedEnv(const ScopedEnv&) = delete;
+  ScopedEnv& operator=(const ScopedEnv&) = delete;
+
+ private:
+  const char* name_;
+};
+
 }  // namespace sparkops::testing

@@ -11,6 +11,8 @@
 #include <cerrno>
 #include <cstring>
 
+#include "host/exec_pipe.h"
+
 namespace sparkops {
 
 int ShellStatus(int st) {
@@ -58,10 +60,7 @@ Result<Child> SpawnChild(const std::vector<std::string>& argv, bool use_pty) {
     sigemptyset(&none);
     ::sigprocmask(SIG_SETMASK, &none, nullptr);
     ::execvp(cargv[0], cargv.data());
-    int e = errno;
-    ssize_t ignored = ::write(exec_pipe[1], &e, sizeof e);
-    (void)ignored;
-    ::_exit(127);
+    ReportExecFailure(exec_pipe[1]);
   }
   if (!use_pty) ::setpgid(pid, pid);
   ::close(exec_pipe[1]);
@@ -75,12 +74,7 @@ Result<Child> SpawnChild(const std::vector<std::string>& argv, bool use_pty) {
     c.err_fd = err_pipe[0];
   }
   c.pid = pid;
-  int exec_errno = 0;
-  ssize_t n;
-  do n = ::read(exec_pipe[0], &exec_errno, sizeof exec_errno);
-  while (n < 0 && errno == EINTR);
-  ::close(exec_pipe[0]);
-  if (n == static_cast<ssize_t>(sizeof exec_errno)) {
+  if (int exec_errno = ReadExecFailure(exec_pipe[0]); exec_errno != 0) {
     ::waitpid(pid, nullptr, 0);
     if (c.out_fd >= 0) ::close(c.out_fd);
     if (c.err_fd >= 0) ::close(c.err_fd);

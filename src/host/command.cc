@@ -9,6 +9,8 @@
 #include <cerrno>
 #include <cstring>
 
+#include "host/exec_pipe.h"
+
 namespace sparkops {
 
 namespace {
@@ -57,21 +59,13 @@ Result<CommandResult> RunCommand(const std::vector<std::string>& argv, const Com
       ::execvpe(cargv[0], cargv.data(), cenv.data());
     else
       ::execvp(cargv[0], cargv.data());
-    int e = errno;
-    ssize_t ignored = ::write(exec_pipe[1], &e, sizeof e);
-    (void)ignored;
-    ::_exit(127);
+    ReportExecFailure(exec_pipe[1]);
   }
   ::setpgid(pid, pid);  // also from the parent, so the group exists before we might kill it
   ::close(out_pipe[1]);
   ::close(err_pipe[1]);
   ::close(exec_pipe[1]);
-  int exec_errno = 0;
-  ssize_t n;
-  do n = ::read(exec_pipe[0], &exec_errno, sizeof exec_errno);
-  while (n < 0 && errno == EINTR);
-  ::close(exec_pipe[0]);
-  if (n == static_cast<ssize_t>(sizeof exec_errno)) {
+  if (int exec_errno = ReadExecFailure(exec_pipe[0]); exec_errno != 0) {
     ::waitpid(pid, nullptr, 0);
     ::close(out_pipe[0]), ::close(err_pipe[0]);
     return NotFound(argv[0] + ": cannot run: " + std::strerror(exec_errno));
