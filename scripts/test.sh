@@ -16,3 +16,9 @@ if [ "${SPARKOPS_SKIP_SANITIZE:-0}" != 1 ]; then
   ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
     ctest --test-dir build-asan --output-on-failure -j"$JOBS"
 fi
+
+# Fuzz stage: every libFuzzer target (fuzz/*_fuzz.cc) for FUZZ_SECONDS each (default 10), from its
+# seed corpus. SPARKOPS_SKIP_FUZZ=1 skips it locally.
+if [ "${SPARKOPS_SKIP_FUZZ:-0}" != 1 ]; then
+  JOBS="$JOBS" fuzz/run.sh "${FUZZ_SECONDS:-10}"
+fi
