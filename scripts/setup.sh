@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
 # Installs what sparkops needs to build and test, from Debian packages only (run as root).
 # Idempotent: packages already present are skipped by apt-get.
+#   scripts/setup.sh           native build + tests + .deb packaging (dpkg-dev, lintian)
+#   scripts/setup.sh --cross   also the aarch64 cross build run under qemu (adds dpkg architecture
+#                              arm64, g++-aarch64-linux-gnu, qemu-user, the :arm64 libraries)
 set -euo pipefail
 PKGS=(
   build-essential cmake ninja-build pkg-config git
@@ -8,15 +11,36 @@ PKGS=(
   libgtest-dev googletest
   clang-16 libclang-rt-16-dev  # libFuzzer targets (fuzz/run.sh); clang 14 cannot compile std::expected
   prometheus  # promtool + prometheus: exporter rule tests, metric lint and the scrape integration test
+  dpkg-dev lintian
+  chromium  # headless render test of the analyze HTML report
 )
+# Cross build for DGX Spark (aarch64). libyaml-cpp-dev is not Multi-Arch: same in Debian 12, so
+# :arm64 of it would replace the native one: only its runtime library is installed for arm64 and
+# cmake/cross/yaml-cpp/ provides the CMake config (headers are architecture-independent).
+CROSS_PKGS=(
+  g++-aarch64-linux-gnu binutils-aarch64-linux-gnu qemu-user
+  libfmt-dev:arm64 libelf-dev:arm64 libgtest-dev:arm64 libcpp-httplib-dev:arm64 libyaml-cpp0.7:arm64
+)
+SUDO=""
+[ "$(id -u)" -ne 0 ] && SUDO="sudo"
+export DEBIAN_FRONTEND=noninteractive
+APT_OPTS=(-o DPkg::Lock::Timeout=600 -y -qq --no-install-recommends)
+
+updated=0
+if [ "${1:-}" = "--cross" ]; then
+  if ! dpkg --print-foreign-architectures | grep -qx arm64; then
+    $SUDO dpkg --add-architecture arm64
+    $SUDO apt-get update -qq
+    updated=1
+  fi
+  PKGS+=("${CROSS_PKGS[@]}")
+fi
+
 missing=()
 for p in "${PKGS[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
 if ((${#missing[@]})); then
-  SUDO=""
-  [ "$(id -u)" -ne 0 ] && SUDO="sudo"
-  export DEBIAN_FRONTEND=noninteractive
-  $SUDO apt-get update -qq
-  $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+  ((updated)) || $SUDO apt-get update -qq
+  $SUDO apt-get install "${APT_OPTS[@]}" "${missing[@]}"
 fi

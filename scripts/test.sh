@@ -1,20 +1,39 @@
 #!/usr/bin/env bash
-# Builds sparkops and runs every test: the normal build, then the same suite under
-# -fsanitize=address,undefined. Used by the README's test command and by .ci/run.
+# Builds sparkops and runs every test, in three stages:
+#   1. build/          native build, whole suite (incl. the .deb package test)
+#   2. build-asan/     the same suite under -fsanitize=address,undefined  (SPARKOPS_SKIP_SANITIZE=1 skips)
+#   3. build-aarch64/  cross build for aarch64 (DGX Spark), whole suite under qemu-aarch64, arm64 .deb
+#                      (needs scripts/setup.sh --cross; SPARKOPS_SKIP_AARCH64=1 skips)
+# Used by the README's test command and by .ci/run. Each stage prints its wall time.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 JOBS=${JOBS:-$(nproc)}
 GEN=(); command -v ninja >/dev/null && GEN=(-G Ninja)
+stage_start() { STAGE=$1; T0=$(date +%s); echo "=== stage $STAGE"; }
+stage_end() { echo "=== stage $STAGE done in $(($(date +%s) - T0)) s"; }
 
+stage_start native
 cmake -S . -B build "${GEN[@]}" -DCMAKE_BUILD_TYPE=RelWithDebInfo
 cmake --build build -j"$JOBS"
 ctest --test-dir build --output-on-failure -j"$JOBS"
+stage_end
 
 if [ "${SPARKOPS_SKIP_SANITIZE:-0}" != 1 ]; then
+  stage_start sanitize
   cmake -S . -B build-asan "${GEN[@]}" -DCMAKE_BUILD_TYPE=Debug -DSPARKOPS_SANITIZE=ON
   cmake --build build-asan -j"$JOBS"
   ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
     ctest --test-dir build-asan --output-on-failure -j"$JOBS"
+  stage_end
+fi
+
+if [ "${SPARKOPS_SKIP_AARCH64:-0}" != 1 ]; then
+  stage_start aarch64
+  cmake -S . -B build-aarch64 "${GEN[@]}" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DCMAKE_TOOLCHAIN_FILE=cmake/aarch64-linux-gnu.cmake
+  cmake --build build-aarch64 -j"$JOBS"
+  ctest --test-dir build-aarch64 --output-on-failure -j"$JOBS"
+  stage_end
 fi
 
 # Fuzz stage: every libFuzzer target (fuzz/*_fuzz.cc) for FUZZ_SECONDS each (default 10), from its

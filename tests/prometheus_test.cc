@@ -185,32 +185,6 @@ TEST(Prometheus, DerivedStates) {
   EXPECT_EQ(ev.thermal_signature, true);
 }
 
-TEST(Pressure, ParsesSomeAvg10) {
-  struct Case {
-    const char* text;
-    std::optional<double> want;
-  } cases[] = {
-      {"some avg10=0.00 avg60=0.00 avg300=0.00 total=0\nfull avg10=0.00 avg60=0.00 avg300=0.00 total=0\n", 0.0},
-      {"some avg10=1.53 avg60=0.87 avg300=0.21 total=41587312\n", 1.53},
-      {"full avg10=0.92 avg60=0.44 avg300=0.09 total=20311048\n", std::nullopt},
-      {"some avg60=0.87\n", std::nullopt},
-      {"some avg10=abc avg60=0.87\n", std::nullopt},
-      {"some avg10=101.0\n", std::nullopt},
-      {"", std::nullopt},
-  };
-  for (const Case& c : cases) {
-    auto r = ParseMemoryPressureSomeAvg10(c.text);
-    ASSERT_EQ(r.has_value(), c.want.has_value()) << c.text;
-    if (r) EXPECT_DOUBLE_EQ(*r, *c.want);
-    else EXPECT_NE(r.error().message.find("/proc/pressure/memory"), std::string::npos);
-  }
-  auto fixture = ReadMemoryPressureSomeAvg10(HostFs(Fixture("gb10")));
-  ASSERT_TRUE(fixture.has_value());
-  EXPECT_DOUBLE_EQ(*fixture, 1.53);
-  auto missing = ReadMemoryPressureSomeAvg10(HostFs(Fixture("laptop")));
-  ASSERT_FALSE(missing.has_value());
-  EXPECT_EQ(missing.error().kind, Error::Kind::kNotFound);
-}
 
 }  // namespace
 }  // namespace sparkops

@@ -23,7 +23,7 @@ RunOutput RunInProcess(const std::vector<std::string>& args, const std::map<std:
 
 RunOutput RunBinary(const std::vector<std::string>& args, const std::map<std::string, std::string>& env,
                     int timeout_ms) {
-  std::vector<std::string> argv{SparkopsBin()};
+  std::vector<std::string> argv = TargetArgv({SparkopsBin()});
   argv.insert(argv.end(), args.begin(), args.end());
   CommandOptions opts;
   opts.timeout = std::chrono::milliseconds(timeout_ms);
@@ -45,6 +45,26 @@ RunOutput RunBinary(const std::vector<std::string>& args, const std::map<std::st
 std::string Fixture(const std::string& name) { return std::string(SPARKOPS_TEST_SOURCE_DIR) + "/fixtures/" + name; }
 std::string BuildArtifact(const std::string& name) { return std::string(SPARKOPS_TEST_BINARY_DIR) + "/" + name; }
 std::string SparkopsBin() { return SPARKOPS_BIN; }
+
+std::vector<std::string> TargetEmulator() {
+  std::vector<std::string> parts;
+  std::string_view spec = SPARKOPS_TEST_EMULATOR;  // '|'-separated (CMake lists cannot pass ';')
+  while (!spec.empty()) {
+    size_t bar = spec.find('|');
+    std::string_view part = spec.substr(0, bar);
+    if (!part.empty()) parts.emplace_back(part);
+    spec = bar == std::string_view::npos ? std::string_view() : spec.substr(bar + 1);
+  }
+  return parts;
+}
+
+std::vector<std::string> TargetArgv(const std::vector<std::string>& argv) {
+  std::vector<std::string> full = TargetEmulator();
+  full.insert(full.end(), argv.begin(), argv.end());
+  return full;
+}
+
+std::string BuildArch() { return SPARKOPS_TEST_BUILD_ARCH; }
 
 std::string ReadFileOrDie(const std::string& path) {
   std::ifstream in(path, std::ios::binary);

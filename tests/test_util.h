@@ -23,6 +23,15 @@ std::string Fixture(const std::string& name);
 std::string BuildArtifact(const std::string& name);
 std::string SparkopsBin();
 
+/// The command prefix that runs a program built for the target on this host: empty in a native
+/// build; in a cross build the CMAKE_CROSSCOMPILING_EMULATOR (e.g. qemu-aarch64 -L /usr/aarch64-linux-gnu).
+std::vector<std::string> TargetEmulator();
+/// `argv` with TargetEmulator() in front: use it for every test-built program run as a subprocess
+/// (RunBinary already does). Scripts and host tools (/bin/sh) are run as they are.
+std::vector<std::string> TargetArgv(const std::vector<std::string>& argv);
+/// The architecture the tests (and sparkops) were built for, as CMake names it: "x86_64", "aarch64".
+std::string BuildArch();
+
 /// Compares `actual` with tests/golden/<name>; with SPARKOPS_UPDATE_GOLDEN=1 rewrites the file.
 /// Returns "" when equal, else a diff-like message.
 std::string CheckGolden(const std::string& name, const std::string& actual);

@@ -1,5 +1,7 @@
 #include "checks/facts.h"
 
+#include <fmt/format.h>
+
 namespace sparkops {
 
 const Result<MemInfo>& HostFacts::meminfo() const {
@@ -18,8 +20,32 @@ const Result<WorkloadScan>& HostFacts::workloads() const {
 }
 
 std::string HostFacts::GpuMemorySummary() const {
-  // Filled in by the GPU layer (src/host/nvml, src/telemetry).
-  return "not reported (no GPU readable)";
+  const GpuSnapshot& g = gpu();
+  if (!g.any()) return "not reported (no GPU readable)";
+  const GpuReading& r = g.gpus.front();
+  if (!r.error.empty()) return "not reported (GPU stopped answering)";
+  std::string s;
+  if (r.mem_total_bytes) {
+    s = fmt::format("{:.1f} GiB device memory", ToGiB(*r.mem_total_bytes));
+    if (r.mem_used_bytes) s += fmt::format(", {:.1f} GiB used", ToGiB(*r.mem_used_bytes));
+  } else {
+    s = r.unified_memory ? "not reported (unified memory)" : "not reported";
+  }
+  if (r.processes_known) {
+    uint64_t sum = 0;
+    size_t unknown = 0;
+    for (const auto& p : r.processes) {
+      if (p.used_bytes) sum += *p.used_bytes;
+      else ++unknown;
+    }
+    size_t n = r.processes.size();
+    if (unknown == 0)
+      s += fmt::format(", {:.1f} GiB held by {} GPU process{}", ToGiB(sum), n, n == 1 ? "" : "es");
+    else
+      s += fmt::format(", {} GPU process{} ({} not reporting memory; {:.1f} GiB held by the others)", n,
+                       n == 1 ? "" : "es", unknown, ToGiB(sum));
+  }
+  return s;
 }
 
 }  // namespace sparkops

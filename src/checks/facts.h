@@ -1,15 +1,19 @@
 #pragma once
 /// HostFacts: what the checks read about the machine, gathered lazily and once through the host
 /// layer (src/host). Tests may preset any fact with the Set* methods instead of reading a host.
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "base/error.h"
 #include "cli/context.h"
+#include "host/elf.h"
 #include "host/gpu.h"
 #include "host/meminfo.h"
 #include "workloads/workload.h"
+#include "host/pyenv.h"
+#include "host/torch_version.h"
 
 namespace sparkops {
 
@@ -43,6 +47,22 @@ class HostFacts {
   /// with the same code as `sparkops ps`; for G6 and G10's running launchers.
   const Result<WorkloadScan>& workloads() const;
   void SetWorkloads(Result<WorkloadScan> w) { workloads_ = std::move(w); }
+  // --- Python environment facts (G1, G2, G7, G9; src/checks/facts_python.cc) ---
+  /// The environment found by DiscoverPython (NotFound when none; Input error for a bad
+  /// --site-packages/--python).
+  const Result<PythonEnv>& python() const;
+  void SetPython(Result<PythonEnv> p) { python_ = std::move(p); }
+  /// Installed packages of python() (empty without an environment).
+  const Inventory& packages() const;
+  /// torch/version.py of the first torch on the path: absent when torch is not installed.
+  const std::optional<Result<TorchVersion>>& torch_version() const;
+  /// ELF dynamic info of one object, read once per path.
+  const Result<ElfInfo>& elf(const std::string& path) const;
+  /// CUDA code in one object: cuobjdump (5 s timeout), else the .nv_fatbin scan; cached.
+  const CudaArchList& cuda_arches(const std::string& path) const;
+  /// `uname -m` of the host ("aarch64", "x86_64"); tests set it.
+  const std::string& host_machine() const;
+  void SetHostMachine(std::string m) { host_machine_ = std::move(m); }
 
  private:
   const Context& ctx_;
@@ -50,6 +70,12 @@ class HostFacts {
   mutable std::optional<Result<MemInfo>> meminfo_;
   mutable std::optional<GpuSnapshot> gpu_;
   mutable std::optional<Result<WorkloadScan>> workloads_;
+  mutable std::optional<Result<PythonEnv>> python_;
+  mutable std::optional<Inventory> packages_;
+  mutable std::optional<std::optional<Result<TorchVersion>>> torch_version_;
+  mutable std::map<std::string, Result<ElfInfo>> elf_;
+  mutable std::map<std::string, CudaArchList> arches_;
+  mutable std::optional<std::string> host_machine_;
 };
 
 }  // namespace sparkops

@@ -1,10 +1,197 @@
+// G1: CUDA 12/13 ABI mismatch (checks-spec "G1 decision rules"). Reads torch/version.py,
+// dist-info METADATA/RECORD and the ELF dynamic sections of every native object; resolves each
+// CUDA NEEDED entry the way ld.so would. Never imports anything.
+#include <fmt/format.h>
+
+#include "base/strings.h"
 #include "checks/check.h"
+#include "checks/python_common.h"
+#include "host/cudalink.h"
+#include "host/ldso.h"
+#include "host/ptxas.h"
 
 namespace sparkops {
 
-// Placeholder until the check is built; SKIP says so plainly.
-CheckResult CheckG1(const HostFacts&) {
-  return {"G1", CheckStatus::kSkip, "not implemented in this build", {}, ""};
+namespace {
+
+constexpr size_t kMaxListed = 12;  // evidence lines per list; the rest is counted
+
+void AddList(std::vector<std::string>& ev, const std::vector<std::string>& items) {
+  for (size_t i = 0; i < items.size() && i < kMaxListed; ++i) ev.push_back(items[i]);
+  if (items.size() > kMaxListed) ev.push_back(fmt::format("... and {} more", items.size() - kMaxListed));
+}
+
+const char* kFixCu130 =
+    "pip install --force-reinstall torch --index-url https://download.pytorch.org/whl/cu130 "
+    "(then rebuild/reinstall the extensions for the same torch), or use an NGC PyTorch container (25.09+)";
+
+/// On a 12.1 GPU: can Triton's ptxas target sm_121a (CUDA >= 12.9)? "" when fine or unknown.
+std::string TritonProblem(const HostFacts& f, const std::optional<std::pair<int, int>>& cc,
+                          std::vector<std::string>& evidence) {
+  if (!cc || *cc != std::pair{12, 1}) return "";
+  const Package* triton = f.packages().Find("triton");
+  if (!triton) triton = f.packages().Find("pytorch-triton");
+  if (!triton) return "";
+  auto px = TritonPtxas(f.ctx(), triton->site_dir);
+  if (!px) return "";
+  if (!px->release) {
+    evidence.push_back("Triton ptxas (" + px->chosen_by + "): " + px->error);
+    return "";
+  }
+  evidence.push_back(fmt::format("Triton ptxas {} ({}): release {}.{}", px->path, px->chosen_by, px->release->first,
+                                 px->release->second));
+  if (*px->release >= std::pair{12, 9}) return "";
+  return fmt::format("{}'s ptxas is CUDA {}.{}: it cannot compile sm_121a (needs 12.9+), so Triton kernels "
+                     "(torch.compile) fail with `ptxas fatal : Value 'sm_121a' is not defined`",
+                     PackageLabel(*triton), px->release->first, px->release->second);
+}
+
+}  // namespace
+
+CheckResult CheckG1(const HostFacts& f) {
+  if (auto r = NoEnvironment(f, "G1")) return *r;
+  CheckResult r{"G1", CheckStatus::kPass, "", {}, ""};
+  const PythonEnv& env = *f.python();
+  r.evidence.push_back(EnvEvidence(env));
+  const Inventory& inv = f.packages();
+  const Package* torch = inv.Find("torch");
+  std::string gpu_why;
+  bool gpu_host = IsGpuHost(f, &gpu_why);
+  r.evidence.push_back(gpu_why);
+  HostCuda host = HostCudaVersion(f);
+  r.evidence.push_back(host.major ? fmt::format("host CUDA {} (from {})", host.text, host.from)
+                                  : std::string("host CUDA version not reported (no NVML, no /usr/local/cuda)"));
+
+  std::string torch_cuda;
+  std::string torch_label;
+  for (const auto& p : inv.packages)
+    if (!p.problem.empty() && IsCudaExtensionPackage(p.norm)) r.evidence.push_back("damaged metadata: " + p.problem);
+  if (torch) {
+    torch_label = PackageLabel(*torch);
+    if (!torch->problem.empty()) {
+      r.status = CheckStatus::kFail;
+      r.summary = fmt::format("{}: damaged install: {}", torch_label, torch->problem);
+      r.fix = "reinstall torch: " + std::string(kFixCu130);
+      return r;
+    }
+    const auto& tv = f.torch_version();
+    if (tv && !*tv) {
+      r.status = CheckStatus::kFail;
+      r.summary = fmt::format("{}: damaged install: {}", torch_label, tv->error().message);
+      r.fix = "reinstall torch: " + std::string(kFixCu130);
+      return r;
+    }
+    if (tv && *tv) {
+      const TorchVersion& t = **tv;
+      torch_cuda = t.cuda.value_or("");
+      r.evidence.push_back(fmt::format("{}/torch/version.py: __version__ = '{}', cuda = {}", torch->site_dir,
+                                       t.version, t.cuda ? "'" + *t.cuda + "'" : std::string("None")));
+      if (PublicVersion(t.version) != PublicVersion(torch->version)) {
+        r.status = CheckStatus::kFail;
+        r.summary = fmt::format("torch half-overwritten: {} says {}, torch/version.py says {}",
+                                torch->meta_dir.substr(torch->meta_dir.rfind('/') + 1), torch->version, t.version);
+        r.fix = "pip uninstall -y torch (repeat until none is left), then reinstall: " + std::string(kFixCu130);
+        return r;
+      }
+      if (std::string ngc = NgcRelease(t.version); !ngc.empty())
+        r.evidence.push_back("NGC build " + ngc + ": no +cu tag is expected; CUDA is read from version.py");
+    }
+    if (inv.FindAll("torch").size() > 1)
+      r.evidence.push_back(fmt::format("{} torch installs on the path; the first one is used",
+                                       inv.FindAll("torch").size()));
+  }
+
+  LdsoEnv ld = MakeLdsoEnv(f.ctx(), env.site_dirs);
+  LinkReport links = AnalyzeCudaLinks(inv, ld, torch_cuda, f.ctx().Getenv("BNB_CUDA_VERSION"),
+                                      [&](const std::string& p) { return f.elf(p); });
+  r.evidence.push_back(fmt::format("{} native objects read; {} link CUDA libraries", links.objects_read,
+                                   links.objects.size()));
+  for (const auto& [major, who] : links.majors)
+    r.evidence.push_back(fmt::format("CUDA {} pinned by {} object(s)", major, who.size()));
+  std::vector<std::string> resolved;
+  for (const auto& o : links.objects)
+    for (const auto& n : o.needs)
+      resolved.push_back(fmt::format("{}: {} NEEDs {} -> {}", o.package, o.path.substr(o.path.rfind('/') + 1),
+                                     n.soname, n.found ? *n.found + " (" + n.via + ")" : std::string("NOT FOUND")));
+  AddList(r.evidence, resolved);
+  for (const auto& n : links.notes) r.evidence.push_back(n);
+  for (const auto& d : links.damaged) r.evidence.push_back("unreadable object: " + d);
+
+  // Rule 1: CPU-only torch on a GPU host.
+  if (torch && torch_cuda.empty()) {
+    if (gpu_host) {
+      r.status = CheckStatus::kFail;
+      r.summary = fmt::format("{} is a CPU-only build (torch.version.cuda is None) on a GPU host", torch_label);
+      r.fix = kFixCu130;
+      return r;
+    }
+    r.summary = fmt::format("{} is a CPU-only build; no GPU on this host, so nothing to mismatch", torch_label);
+    return r;
+  }
+  // Rule 4: a NEEDED CUDA library that ld.so will not find = ImportError at import time.
+  if (!links.unresolved.empty()) {
+    r.status = CheckStatus::kFail;
+    r.summary = fmt::format("{} CUDA librar{} will not load: {}", links.unresolved.size(),
+                            links.unresolved.size() == 1 ? "y" : "ies", links.unresolved[0]);
+    r.evidence.push_back("unresolved (the later `ImportError: ...: cannot open shared object file`):");
+    AddList(r.evidence, links.unresolved);
+    r.fix = "reinstall the named package built for torch's CUDA" +
+            (torch_cuda.empty() ? std::string() : " (" + torch_cuda + ")") +
+            ", or install the missing runtime wheel; simplest: " + kFixCu130;
+    return r;
+  }
+  // Rule 3: more than one CUDA major in one interpreter.
+  if (links.majors.size() > 1) {
+    std::vector<std::string> parts;
+    for (const auto& [major, who] : links.majors)
+      parts.push_back(fmt::format("CUDA {} ({})", major, who.front()));
+    r.status = CheckStatus::kFail;
+    r.summary = "mixed CUDA majors in one interpreter: " + Join(parts, " vs ");
+    r.fix = "make every CUDA extension match torch's CUDA" +
+            (torch_cuda.empty() ? std::string() : " (" + torch_cuda + ")") + ": " + kFixCu130;
+    return r;
+  }
+  if (!torch) {
+    if (links.objects.empty()) {
+      r.status = CheckStatus::kSkip;
+      r.summary = "torch is not installed in this environment and nothing links CUDA";
+    } else {
+      r.summary = fmt::format("torch not installed; {} CUDA-linked objects, one CUDA major, all resolved",
+                              links.objects.size());
+    }
+    return r;
+  }
+  auto torch_major = CudaMajor(torch_cuda);
+  std::string ngc = f.torch_version() && *f.torch_version() ? NgcRelease((*f.torch_version())->version) : "";
+  std::string what = fmt::format("{} (CUDA {}{})", torch_label, torch_cuda, ngc.empty() ? "" : ", NGC " + ngc + " build");
+  // Only the driver's CUDA version bounds what a wheel can use (pip torch brings its own runtime);
+  // an older toolkit in /usr/local/cuda does not.
+  if (torch_major && host.major && host.from_driver && *host.major < *torch_major) {
+    r.status = CheckStatus::kFail;
+    r.summary = fmt::format("{} needs a CUDA {} driver; the host reports CUDA {}", what, *torch_major, host.text);
+    r.fix = "update the NVIDIA driver, or install torch built for CUDA " + std::to_string(*host.major);
+    return r;
+  }
+  auto cc = ComputeCapability(f);
+  std::string triton_problem = TritonProblem(f, cc, r.evidence);
+  bool cuda13_host = (host.major && *host.major >= 13) || (cc && cc->first == 12 && cc->second == 1);
+  if (torch_major && *torch_major < 13 && cuda13_host) {
+    r.status = CheckStatus::kWarn;
+    r.summary = fmt::format("{} on a CUDA 13 host: consistent, runs through sm_120 cubins with a capability "
+                            "warning", what);
+    r.evidence.push_back("checks-spec §12: cu128/cu129 torch runs on GB10 (12.1) through binary-compatible "
+                         "sm_120 cubins; the seed says cu12 wheels break, sources show only a warning");
+    r.fix = kFixCu130;
+    return r;
+  }
+  if (!triton_problem.empty()) {
+    r.status = CheckStatus::kWarn;
+    r.summary = what + ", but " + triton_problem;
+    r.fix = "export TRITON_PTXAS_PATH=/usr/local/cuda/bin/ptxas (CUDA >= 12.9), or a newer triton";
+    return r;
+  }
+  r.summary = fmt::format("{}; {} CUDA-linked objects, one CUDA major, all resolved", what, links.objects.size());
+  return r;
 }
 
 }  // namespace sparkops

@@ -1,10 +1,83 @@
+// G9: container-first (checks-spec G9). Container detection under --root plus NGC environment
+// variables; on bare pip, WARN with the evidence of drift (torch/triton/xformers/transformers
+// versions and whether their pins agree).
+#include <fmt/format.h>
+
+#include "base/strings.h"
 #include "checks/check.h"
+#include "checks/python_common.h"
+#include "host/container.h"
 
 namespace sparkops {
 
-// Placeholder until the check is built; SKIP says so plainly.
-CheckResult CheckG9(const HostFacts&) {
-  return {"G9", CheckStatus::kSkip, "not implemented in this build", {}, ""};
+namespace {
+
+/// Does `pkg`'s Requires-Dist pin on `dep` agree with the installed `dep`? Adds a line to `out`.
+void CheckPin(const Inventory& inv, const Package& pkg, std::string_view dep_norm, std::vector<std::string>& agree,
+              std::vector<std::string>& disagree) {
+  const Package* dep = inv.Find(dep_norm);
+  if (!dep) return;
+  for (const auto& req : pkg.requires_dist) {
+    if (NormalizeName(req.name) != dep_norm || req.spec.empty()) continue;
+    if (req.marker.find("extra ==") != std::string::npos) continue;  // optional extras do not pin
+    auto ok = SatisfiesSpec(dep->version, req.spec);
+    std::string line = fmt::format("{} requires {}{}; installed {}", PackageLabel(pkg), req.name, req.spec, dep->version);
+    if (ok && !*ok) disagree.push_back(line);
+    else agree.push_back(line);
+  }
+}
+
+}  // namespace
+
+CheckResult CheckG9(const HostFacts& f) {
+  CheckResult r{"G9", CheckStatus::kPass, "", {}, ""};
+  ContainerInfo c = DetectContainer(f.ctx());
+  r.evidence = c.evidence;
+  std::string ngc;
+  const auto& tv = f.python() ? f.torch_version() : std::optional<Result<TorchVersion>>{};
+  if (!c.ngc_release.empty()) ngc = c.ngc_release;
+  else if (tv && *tv) ngc = NgcRelease((*tv)->version);
+  if (!c.ngc_product.empty()) r.evidence.push_back("NVIDIA_PRODUCT_NAME=" + c.ngc_product);
+  if (!c.pip_constraint.empty())
+    r.evidence.push_back("PIP_CONSTRAINT=" + c.pip_constraint + " (NGC pins torch/triton: pip cannot silently replace them)");
+  if (c.in_container) {
+    r.summary = ngc.empty() ? fmt::format("running in a container ({})", c.engine)
+                            : fmt::format("running in an NGC {} {} container ({})",
+                                          c.ngc_product.empty() ? "PyTorch" : c.ngc_product, ngc, c.engine);
+    return r;
+  }
+  if (!ngc.empty()) r.evidence.push_back("torch carries the NGC tag " + ngc + " but no container marker was found");
+  r.evidence.push_back("no container marker: no /.dockerenv, /run/.containerenv, container= or cgroup/mountinfo "
+                       "marker (cgroup v2 with a private namespace shows none even in Docker)");
+  r.status = CheckStatus::kWarn;
+  r.fix = "prefer an NGC container (nvcr.io/nvidia/pytorch:25.10-py3 or newer ships CUDA 13 torch, flash-attn and "
+          "a pip constraint file) or Unsloth's container";
+  if (!f.python()) {
+    r.summary = "bare host, no container; no Python environment found to inspect for drift";
+    return r;
+  }
+  const Inventory& inv = f.packages();
+  std::vector<std::string> versions;
+  for (const char* n : {"torch", "triton", "pytorch-triton", "xformers", "transformers"})
+    if (const Package* p = inv.Find(n)) versions.push_back(PackageLabel(*p));
+  r.evidence.push_back(EnvEvidence(*f.python()));
+  std::vector<std::string> agree, disagree;
+  if (const Package* torch = inv.Find("torch")) {
+    CheckPin(inv, *torch, "triton", agree, disagree);
+    CheckPin(inv, *torch, "pytorch-triton", agree, disagree);
+    if (inv.FindAll("torch").size() > 1)
+      disagree.push_back(fmt::format("{} torch installs on sys.path", inv.FindAll("torch").size()));
+  }
+  for (const char* n : {"xformers", "vllm", "flash-attn", "torchvision", "torchaudio"})
+    if (const Package* p = inv.Find(n)) CheckPin(inv, *p, "torch", agree, disagree);
+  for (const auto& a : agree) r.evidence.push_back("pin agrees: " + a);
+  for (const auto& d : disagree) r.evidence.push_back("pin DISAGREES: " + d);
+  std::string vs = versions.empty() ? "no torch stack installed" : Join(versions, ", ");
+  r.summary = fmt::format("bare pip, no container: {}; {}", vs,
+                          disagree.empty() ? (agree.empty() ? std::string("no pins to compare")
+                                                            : fmt::format("{} pin(s) agree", agree.size()))
+                                           : fmt::format("{} pin(s) disagree: {}", disagree.size(), disagree[0]));
+  return r;
 }
 
 }  // namespace sparkops

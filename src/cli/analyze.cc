@@ -1,12 +1,66 @@
-#include "cli/commands.h"
+// sparkops analyze DIR | --log FILE [--thermal FILE] [--html FILE] [--tz ZONE]
+#include <fstream>
+
+#include "analysis/analyze.h"
+#include "analysis/render.h"
 #include "base/error.h"
+#include "cli/commands.h"
+#include "cli/flags.h"
+#include "report/html.h"
 
 namespace sparkops {
 
-// Placeholder until the command is built.
-int CmdAnalyze(Context& ctx, const std::vector<std::string>&) {
-  ctx.err << "sparkops analyze: not implemented in this build\n";
-  return kExitUsage;
+int CmdAnalyze(Context& ctx, const std::vector<std::string>& args) {
+  auto app = NewApp("analyze", "Find sustained step-time slowdowns in a training log and say why "
+                               "(thermal, power_cap, pd_degraded, contention, memory_pressure or unknown).");
+  std::string dir, log, thermal, html, tz;
+  app->add_option("dir", dir, "run directory written by `sparkops run`");
+  app->add_option("--log", log, "a training log (train.log or any framework's output)");
+  app->add_option("--thermal", thermal, "thermal CSV (`sparkops sample` or nvidia-smi --query-gpu ... --format=csv)");
+  app->add_option("--html", html, "also write the report as one self-contained HTML file");
+  app->add_option("--tz", tz, "zone of zone-less timestamps (default: TZ), e.g. UTC, +02:00, Europe/Berlin");
+  if (auto rc = ParseFlags(*app, args, ctx)) return *rc;
+  if (dir.empty() == log.empty()) {
+    ctx.err << "sparkops analyze: give a run directory or --log FILE (exactly one)\n";
+    return kExitUsage;
+  }
+  auto zone = LocalZone::Make(tz.empty() ? ctx.Getenv("TZ") : tz);
+  if (!zone) {
+    ctx.err << "sparkops analyze: " << zone.error().message << "\n";
+    return kExitUsage;
+  }
+  AnalyzeInputs in;
+  if (!dir.empty()) {
+    auto r = RunDirInputs(dir);
+    if (!r) {
+      ctx.err << "sparkops analyze: " << r.error().message << "\n";
+      return kExitUsage;
+    }
+    in = *r;
+  } else {
+    in.log = log;
+  }
+  if (!thermal.empty()) in.thermal = thermal;
+  auto result = Analyze(in, *zone, ctx.fs);
+  if (!result) {
+    ctx.err << "sparkops analyze: " << result.error().message << "\n";
+    return kExitUsage;
+  }
+  if (!html.empty()) {
+    std::ofstream f(html, std::ios::binary | std::ios::trunc);
+    f << RenderHtmlReport(*result);
+    f.close();
+    if (!f) {
+      ctx.err << "sparkops analyze: --html " << html << ": cannot write\n";
+      return kExitUsage;
+    }
+  }
+  if (ctx.opts.json) ctx.out << RenderAnalysisJson(*result).dump(2) << "\n";
+  else {
+    ctx.out << RenderAnalysisText(*result);
+    if (!html.empty()) ctx.out << "\nreport   " << html << "\n";
+  }
+  return kExitOk;
 }
 
 }  // namespace sparkops

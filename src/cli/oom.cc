@@ -1,12 +1,94 @@
-#include "cli/commands.h"
+#include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
+
 #include "base/error.h"
+#include "cli/commands.h"
+#include "cli/plan_options.h"
+#include "memory/ladder.h"
 
 namespace sparkops {
 
-// Placeholder until the command is built.
-int CmdOom(Context& ctx, const std::vector<std::string>&) {
-  ctx.err << "sparkops oom: not implemented in this build\n";
-  return kExitUsage;
+using namespace memory;
+
+namespace {
+
+nlohmann::json Opt(const std::optional<double>& v) { return v ? nlohmann::json(*v) : nlohmann::json(); }
+
+nlohmann::json OomJson(const OomSignature& s) {
+  nlohmann::json j = {{"kind", ToString(s.kind)}, {"phase", ToString(s.phase)}, {"bitsandbytes", s.bitsandbytes},
+                      {"line", s.line}};
+  j["tried_gib"] = Opt(s.tried_gib);
+  j["total_gib"] = Opt(s.total_gib);
+  j["free_gib"] = Opt(s.free_gib);
+  j["process_in_use_gib"] = Opt(s.process_in_use_gib);
+  j["allocated_by_torch_gib"] = Opt(s.allocated_by_torch_gib);
+  j["reserved_unallocated_gib"] = Opt(s.reserved_unallocated_gib);
+  if (s.killed_pid) j["killed_pid"] = *s.killed_pid;
+  if (s.killed_name) j["killed_name"] = *s.killed_name;
+  return j;
+}
+
+}  // namespace
+
+int CmdOom(Context& ctx, const std::vector<std::string>& args) {
+  auto app = NewApp("oom", "Work an OOM down the seed's ladder: flush, pack/batch, method, then model/Sparks.");
+  std::string model, log;
+  PlanFlags flags;
+  app->add_option("MODEL", model, "as for `plan` (optional: without it only step 1 has numbers)");
+  app->add_option("--log", log, "training log holding the OOM message (tells load-time from step-time)");
+  AddPlanFlags(*app, flags);
+  if (auto rc = ParseFlags(*app, args, ctx)) return *rc;
+  std::optional<OomSignature> sig;
+  if (!log.empty()) {
+    auto text = ReadLocalFile(log);
+    if (!text) {
+      ctx.err << "sparkops oom: " << text.error().message << "\n";
+      return kExitUsage;
+    }
+    sig = ParseOomSignature(*text);
+  }
+  std::optional<Plan> plan;
+  if (!model.empty()) {
+    auto p = PlanFromFlags(ctx, model, flags);
+    if (!p) {
+      ctx.err << "sparkops oom: " << p.error().message << "\n";
+      return kExitUsage;
+    }
+    plan = *p;
+  } else if (auto o = ToPlanOptions(flags); !o) {
+    ctx.err << "sparkops oom: " << o.error().message << "\n";
+    return kExitUsage;
+  }
+  auto ladder = BuildLadder(ReadMemInfo(ctx.fs), plan, sig);
+  if (ctx.opts.json) {
+    nlohmann::json j;
+    j["next_step"] = ladder.next;
+    j["why"] = ladder.why_next;
+    j["page_cache_gib"] = Opt(ladder.page_cache_gib);
+    j["steps"] = nlohmann::json::array();
+    for (const auto& s : ladder.steps)
+      j["steps"].push_back({{"step", s.number}, {"title", s.title}, {"detail", s.detail}});
+    j["oom"] = sig ? OomJson(*sig) : nlohmann::json();
+    j["plan"] = plan ? PlanJson(*plan) : nlohmann::json();
+    ctx.out << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+    return kExitOk;
+  }
+  if (sig) {
+    if (sig->kind == OomKind::kNone) {
+      ctx.out << fmt::format("log {}: no OOM message found\n", log);
+    } else {
+      ctx.out << fmt::format("log {}: {} during {}{}\n  {}\n", log, ToString(sig->kind), ToString(sig->phase),
+                             sig->bitsandbytes ? " (bitsandbytes frames)" : "", sig->line);
+      if (sig->tried_gib)
+        ctx.out << fmt::format("  tried to allocate {:.2f} GiB{}\n", *sig->tried_gib,
+                               sig->free_gib ? fmt::format("; {:.2f} GiB free", *sig->free_gib) : "");
+    }
+  }
+  for (const auto& s : ladder.steps)
+    ctx.out << fmt::format("{} {}. {}\n     {}\n", s.number == ladder.next ? "->" : "  ", s.number, s.title, s.detail);
+  ctx.out << fmt::format("next: step {} - {}\n", ladder.next, ladder.why_next);
+  return kExitOk;
 }
 
 }  // namespace sparkops

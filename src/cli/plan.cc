@@ -1,12 +1,152 @@
-#include "cli/commands.h"
+#include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
+
 #include "base/error.h"
+#include "cli/commands.h"
+#include "cli/plan_options.h"
 
 namespace sparkops {
 
-// Placeholder until the command is built.
-int CmdPlan(Context& ctx, const std::vector<std::string>&) {
-  ctx.err << "sparkops plan: not implemented in this build\n";
-  return kExitUsage;
+using namespace memory;
+
+namespace {
+
+double G(double bytes) { return bytes / kGiB; }
+double Round3(double v) { return std::round(v * 1000) / 1000; }
+
+std::string OptionsLine(const PlanOptions& o) {
+  std::string s = fmt::format("method {}, seq {}, batch {}, grad-ckpt {}, optimizer {}, precision {}", ToString(o.method),
+                              o.seq, o.batch, o.grad_ckpt ? "on" : "off", ToString(o.optimizer), ToString(o.precision));
+  if (o.method != Method::kFull) {
+    std::vector<std::string> t;
+    for (const char* n : {"q", "k", "v", "o", "gate", "up", "down", "head"})
+      if (o.targets.count(n)) t.push_back(n);
+    s += fmt::format(", LoRA r{} on {}{}", o.rank, fmt::join(t, ","),
+                     o.lora_dropout > 0 ? fmt::format(" (dropout {})", o.lora_dropout) : "");
+  }
+  return s + fmt::format(", attention {}, loss {}", ToString(o.attention), ToString(o.loss));
+}
+
+std::string Count(double n) {
+  if (n >= 1e9) return fmt::format("{:.2f} B", n / 1e9);
+  if (n >= 1e6) return fmt::format("{:.1f} M", n / 1e6);
+  return fmt::format("{:.0f}", n);
+}
+
+}  // namespace
+
+/// The plan as JSON (keys per issue 3).
+nlohmann::json PlanJson(const Plan& p) {
+  const Breakdown& b = p.breakdown;
+  nlohmann::json j;
+  j["model"] = p.model.spec.name;
+  j["model_type"] = p.model.spec.model_type;
+  j["params"] = b.params;
+  j["params_source"] = p.model.params_source;
+  j["trainable_params"] = b.trainable;
+  j["options"] = {{"method", ToString(p.options.method)}, {"seq", p.options.seq}, {"batch", p.options.batch},
+                  {"grad_ckpt", p.options.grad_ckpt}, {"optimizer", ToString(p.options.optimizer)},
+                  {"precision", ToString(p.options.precision)}, {"lora_rank", p.options.rank},
+                  {"lora_targets", p.options.targets}, {"lora_dropout", p.options.lora_dropout}, {"attention", ToString(p.options.attention)},
+                  {"loss", ToString(p.options.loss)}};
+  j["components"] = {{"weights_gib", Round3(G(b.weights))},       {"adapter_gib", Round3(G(b.adapter))},
+                     {"gradients_gib", Round3(G(b.gradients))},   {"optimizer_gib", Round3(G(b.optimizer))},
+                     {"master_weights_gib", Round3(G(b.master_weights))}, {"activations_gib", Round3(G(b.activations))},
+                     {"logits_gib", Round3(G(b.logits))},         {"dequant_gib", Round3(G(b.dequant))},
+                     {"overhead_gib", Round3(G(b.overhead))}};
+  j["optimizer_paged"] = b.optimizer_paged;
+  j["allocated_peak_gib"] = Round3(G(b.allocated_peak()));
+  j["steady_peak_gib"] = Round3(G(b.steady_peak()));
+  j["load_peak_gib"] = Round3(G(b.load_peak()));
+  j["budget_gib"] = Round3(G(p.budget.bytes));
+  j["budget_source"] = p.budget.source;
+  if (p.budget.source != "--budget-gib")
+    j["budget_note"] = "MemAvailable is the pool on a unified-memory GPU (GB10); on a discrete GPU pass --budget-gib";
+  j["mem_available_gib"] = p.budget.mem_available ? nlohmann::json(Round3(G(*p.budget.mem_available))) : nlohmann::json();
+  j["mem_free_gib"] = p.budget.mem_free ? nlohmann::json(Round3(G(*p.budget.mem_free))) : nlohmann::json();
+  j["verdict"] = ToString(p.verdict);
+  j["max_seq_that_fits"] = p.max_seq ? nlohmann::json(*p.max_seq) : nlohmann::json();
+  j["max_batch_that_fits"] = p.max_batch ? nlohmann::json(*p.max_batch) : nlohmann::json();
+  j["anchor"] = {{"name", p.anchor.name}, {"gib", Round3(G(p.anchor.bytes))}, {"source", p.anchor.source},
+                 {"compared", p.anchor.compared}, {"diff_gib", Round3(G(p.anchor.diff))}};
+  return j;
+}
+
+/// The plan for a person.
+void PrintPlan(std::ostream& out, const Plan& p) {
+  const Breakdown& b = p.breakdown;
+  const auto& o = p.options;
+  out << fmt::format("plan {} ({})\n  {}\n", p.model.spec.name, p.model.spec.model_type, OptionsLine(o));
+  out << fmt::format("params        {} (source: {}); trainable {}\n", Count(double(b.params)), p.model.params_source,
+                     Count(double(b.trainable)));
+  auto row = [&](const char* name, double bytes, const std::string& note) {
+    if (bytes <= 0) return;
+    out << fmt::format("  {:<24}{:>9.2f} GiB{}{}\n", name, G(bytes), note.empty() ? "" : "  ", note);
+  };
+  row("weights", b.weights,
+      o.method == Method::kQlora ? "NF4 block linears at 4.127 bits/param; embeddings, head, norms 16-bit"
+                                 : (o.method == Method::kFull ? "trained" : "frozen base"));
+  row("LoRA adapter", b.adapter, "r*(d_in+d_out) per targeted matrix");
+  row("gradients", b.gradients, "trainable parameters only");
+  row("optimizer states", b.optimizer,
+      b.optimizer_paged ? "paged (bnb cudaMallocManaged): same pool on GB10, invisible to torch counters" : "");
+  row("fp32 master weights", b.master_weights, "mixed precision");
+  row("activations", b.activations, o.grad_ckpt ? "checkpointed: layer inputs + one layer" : "every layer kept");
+  row("logits + loss", b.logits, o.loss == Loss::kStandard ? "bf16 logits + fp32 upcast + its gradient" : "chunked CE");
+  row("QLoRA dequant transient", b.dequant, "largest linear in bf16, one at a time");
+  row("runtime overhead", b.overhead, "CUDA context (gpu_poor's 650 MB figure)");
+  out << fmt::format("allocated peak  {:>9.2f} GiB  what torch.cuda.max_memory_allocated would show\n",
+                     G(b.allocated_peak()));
+  out << fmt::format("steady peak     {:>9.2f} GiB  allocated + paged state + overhead: what the process takes from the pool\n",
+                     G(b.steady_peak()));
+  out << fmt::format("load-time peak  {:>9.2f} GiB  seed's rule: mmap'd checkpoint pages and the device copy count at once "
+                     "(one {:.1f} GiB shard mapped at a time; no source measures this)\n",
+                     G(b.load_peak()), G(b.mmap_window));
+  if (p.budget.source == "--budget-gib") {
+    out << fmt::format("budget          {:>9.2f} GiB  from --budget-gib\n", G(p.budget.bytes));
+  } else {
+    out << fmt::format("budget          {:>9.2f} GiB  MemAvailable {:.2f} GiB - reserve {:.1f} GiB (OS/driver)\n",
+                       G(p.budget.bytes), G(*p.budget.mem_available), G(p.budget.reserve));
+  }
+  if (p.budget.source != "--budget-gib")
+    out << "  (the budget is the shared pool of a unified-memory GPU such as GB10; on a discrete GPU the limit is the "
+           "card's own memory: pass --budget-gib)\n";
+  if (p.budget.mem_free)
+    out << fmt::format("  MemFree {:.2f} GiB (the seed's `free -g` column); the budget is MemAvailable because it also "
+                       "counts page cache the kernel can reclaim, and nvidia-smi does not see this pool\n",
+                       G(*p.budget.mem_free));
+  out << fmt::format("verdict         {} (peak {:.2f} GiB = {:.0f}% of budget; fits <= 90%, tight <= 100%)\n",
+                     ToString(p.verdict), G(b.peak()), 100 * b.peak() / p.budget.bytes);
+  out << fmt::format("largest seq that fits (batch {}): {}\n", o.batch,
+                     p.max_seq ? fmt::format("{}{}", *p.max_seq, p.max_seq_is_model_limit ? " (model maximum)" : "")
+                               : "none (the weights alone do not fit)");
+  out << fmt::format("largest batch that fits (seq {}): {}\n", o.seq,
+                     p.max_batch ? std::to_string(*p.max_batch) : "none");
+  out << fmt::format("anchor          {}: {:.2f} GiB [{}]; this plan's {}: {:+.2f} GiB from it\n", p.anchor.name,
+                     G(p.anchor.bytes), p.anchor.source, p.anchor.compared, G(p.anchor.diff));
+  out << "note: offloading activations or optimizer state \"to CPU RAM\" saves nothing on a unified-memory Spark: "
+         "it is the same pool.\n";
+}
+
+int CmdPlan(Context& ctx, const std::vector<std::string>& args) {
+  auto app = NewApp("plan", "Will this fine-tune fit the unified-memory pool? Breakdown, verdict, largest seq/batch.");
+  std::string model;
+  PlanFlags flags;
+  app->add_option("MODEL", model, "catalogue name (sparkops models), a directory with config.json, or a config.json")
+      ->required();
+  AddPlanFlags(*app, flags);
+  if (auto rc = ParseFlags(*app, args, ctx)) return *rc;
+  auto plan = PlanFromFlags(ctx, model, flags);
+  if (!plan) {
+    ctx.err << "sparkops plan: " << plan.error().message << "\n";
+    return kExitUsage;
+  }
+  if (ctx.opts.json)
+    ctx.out << PlanJson(*plan).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+  else
+    PrintPlan(ctx.out, *plan);
+  return plan->verdict == Verdict::kNoFit ? kExitProblem : kExitOk;
 }
 
 }  // namespace sparkops

@@ -1,12 +1,111 @@
-#include "cli/commands.h"
+// sparkops sample: one CSV row per interval (DESIGN.md "sample"), durable, events on stderr.
+#include <fmt/format.h>
+#include <signal.h>
+
+#include <cmath>
+#include <functional>
+
 #include "base/error.h"
+#include "cli/commands.h"
+#include "cli/flags.h"
+#include "telemetry/appender.h"
+#include "telemetry/csv.h"
+#include "telemetry/loop.h"
 
 namespace sparkops {
+namespace {
 
-// Placeholder until the command is built.
-int CmdSample(Context& ctx, const std::vector<std::string>&) {
-  ctx.err << "sparkops sample: not implemented in this build\n";
-  return kExitUsage;
+volatile sig_atomic_t g_stop = 0;
+void OnStopSignal(int) { g_stop = 1; }
+
+/// Installs SIGINT/SIGTERM handlers (no SA_RESTART, so a sleep is interrupted) and ignores SIGPIPE
+/// (a closed pipe becomes a write error); restores the previous dispositions on destruction.
+class StopSignals {
+ public:
+  StopSignals() {
+    g_stop = 0;
+    struct sigaction sa {};
+    sa.sa_handler = OnStopSignal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, &old_int_);
+    sigaction(SIGTERM, &sa, &old_term_);
+    struct sigaction ign {};
+    ign.sa_handler = SIG_IGN;
+    sigaction(SIGPIPE, &ign, &old_pipe_);
+  }
+  ~StopSignals() {
+    sigaction(SIGINT, &old_int_, nullptr);
+    sigaction(SIGTERM, &old_term_, nullptr);
+    sigaction(SIGPIPE, &old_pipe_, nullptr);
+  }
+
+ private:
+  struct sigaction old_int_ {}, old_term_ {}, old_pipe_ {};
+};
+
+}  // namespace
+
+int CmdSample(Context& ctx, const std::vector<std::string>& args) {
+  auto app = NewApp("sample", "Append one CSV row of GPU and memory readings per interval (thermal log).");
+  double interval = 30, duration = 0;
+  long long count = 0;
+  std::string out_path;
+  app->add_option("--interval", interval, "seconds between rows (fractional allowed; default 30)");
+  app->add_option("--out", out_path, "CSV file to append to (header only when new; default stdout)");
+  app->add_option("--count", count, "stop after N rows");
+  app->add_option("--duration", duration, "stop after S seconds");
+  if (auto rc = ParseFlags(*app, args, ctx)) return *rc;
+  if (!(interval >= 0.001) || !std::isfinite(interval) || interval > 86400) {
+    ctx.err << "sparkops sample: --interval must be between 0.001 and 86400 seconds\n";
+    return kExitUsage;
+  }
+  if (count < 0 || !(duration >= 0) || !std::isfinite(duration)) {
+    ctx.err << "sparkops sample: --count and --duration must not be negative\n";
+    return kExitUsage;
+  }
+
+  std::optional<CsvAppender> file;
+  std::function<Result<void>(const std::string&)> write;
+  if (!out_path.empty() && out_path != "-") {
+    auto a = CsvAppender::Open(out_path, CsvHeader());
+    if (!a) {
+      ctx.err << "sparkops sample: " << a.error().message << "\n";
+      return a.error().kind == Error::Kind::kInput ? kExitUsage : kExitProblem;
+    }
+    file.emplace(std::move(*a));
+    write = [&file](const std::string& row) { return file->Append(row); };
+  } else {
+    write = [&ctx](const std::string& row) -> Result<void> {
+      ctx.out << row << std::flush;
+      if (!ctx.out) return IoError("cannot write to standard output");
+      return {};
+    };
+    if (auto w = write(CsvHeader()); !w) {
+      ctx.err << "sparkops sample: " << w.error().message << "\n";
+      return kExitProblem;
+    }
+  }
+
+  StopSignals signals;
+  Sampler sampler(ctx);
+  EventDetector events;
+  std::string last_note;
+  auto written = SampleLoop(sampler, events, {interval, count, duration}, {&g_stop, nullptr},
+                            [&](const Sample& s) -> Result<void> {
+                              if (s.gpu_note != last_note) {
+                                if (!s.gpu_note.empty())
+                                  ctx.err << "sparkops sample: " << s.gpu_note << "; GPU columns stay empty\n";
+                                last_note = s.gpu_note;
+                              }
+                              if (auto w = write(CsvRow(s)); !w) return w;
+                              for (const auto& e : s.events) ctx.err << FormatUtcMillis(s.time) << " event " << e << "\n";
+                              return {};
+                            });
+  if (!written) {
+    ctx.err << "sparkops sample: " << written.error().message << " (rows written before are intact)\n";
+    return kExitProblem;
+  }
+  return kExitOk;
 }
 
 }  // namespace sparkops

@@ -4,6 +4,7 @@
 
 #include "host/meminfo.h"
 #include "host/pressure.h"
+#include "telemetry/sampler.h"
 #include "workloads/workload.h"
 
 namespace sparkops {
@@ -45,9 +46,9 @@ CollectorStatus CollectMemory(const Context& ctx, std::optional<MemInfo>& out) {
 
 CollectorStatus CollectPressure(const Context& ctx, std::optional<double>& out) {
   return Timed("pressure", [&]() -> std::string {
-    auto p = ReadMemoryPressureSomeAvg10(ctx.fs);
+    auto p = ReadMemoryPressure(ctx.fs);
     if (p) {
-      out = *p;
+      if (p->some) out = p->some->avg10;
       return "";
     }
     if (p.error().kind == Error::Kind::kNotFound) return "";  // no PSI in this kernel: nothing to read
@@ -74,19 +75,6 @@ CollectorStatus CollectWorkloads(const Context& ctx, const GpuSnapshot& gpu, std
   });
 }
 
-std::optional<uint64_t> GpuAttributedBytes(const GpuSnapshot& snap) {
-  if (!snap.any()) return std::nullopt;
-  uint64_t sum = 0;
-  bool any_value = false, any_process = false;
-  for (const GpuReading& g : snap.gpus)
-    for (const GpuProcess& p : g.processes) {
-      any_process = true;
-      if (p.used_bytes) sum += *p.used_bytes, any_value = true;
-    }
-  if (any_process && !any_value) return std::nullopt;  // processes listed, none with a size
-  return sum;  // no process on a readable GPU: a real 0
-}
-
 Collection CollectAll(const Context& ctx) {
   Collection c;
   Sample s;
@@ -98,7 +86,7 @@ Collection CollectAll(const Context& ctx) {
   c.inputs.gpus = c.gpu.gpus;
   if (!c.gpu.gpus.empty()) s.gpu = c.gpu.gpus.front();
   s.mem = c.mem;
-  s.gpu_attributed_bytes = GpuAttributedBytes(c.gpu);
+  if (s.gpu) s.gpu_attributed_bytes = GpuAttributedBytes(*s.gpu);  // the sampler's rule, first GPU
   c.inputs.sample = std::move(s);
   return c;
 }

@@ -32,10 +32,6 @@ CollectorStatus CollectPressure(const Context& ctx, std::optional<double>& out);
 /// for training workloads, else the classifier's name.
 CollectorStatus CollectWorkloads(const Context& ctx, const GpuSnapshot& gpu, std::vector<WorkloadInfo>& out);
 
-/// SEAM: Σ per-process GPU memory over every GPU; absent when no process reported a value and no
-/// GPU was read. The sampler's own figure replaces this once merged.
-std::optional<uint64_t> GpuAttributedBytes(const GpuSnapshot& snap);
-
 /// Runs G1..G10 (AllChecks) over the given GPU snapshot and meminfo (so preflight never reads NVML
 /// concurrently with a scrape). Never throws; a check's own failure is its status.
 PreflightSnapshot RunPreflight(const Context& ctx, const GpuSnapshot& gpu, const std::optional<MemInfo>& mem);

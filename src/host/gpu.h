@@ -3,6 +3,7 @@
 /// only file that calls dlopen), then nvidia-smi for the fields NVML lacks, else absent.
 /// Every reading is std::optional: a value the hardware does not report is absent, never 0.
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -35,6 +36,10 @@ struct GpuReading {
   std::optional<uint64_t> energy_mj;               ///< total energy since driver load, mJ
   std::optional<uint64_t> mem_total_bytes, mem_used_bytes;  ///< device memory; absent on GB10
   std::vector<GpuProcess> processes;
+  bool processes_known = false;  ///< the process list was read (an empty list is then a reading)
+  /// Set when the GPU stopped answering (NVML GPU_IS_LOST / RESET_REQUIRED, nvidia-smi failing
+  /// mid-run): the readings above are then absent and this says why.
+  std::string error;
   /// True when the device reports no memory of its own (GB10: NOT_SUPPORTED, or total 0).
   bool unified_memory = false;
 };
@@ -45,6 +50,31 @@ struct GpuSnapshot {
   std::string source;   ///< "nvml", "nvidia-smi", "nvml+nvidia-smi" or "none"
   std::string why_none; ///< when no GPU is readable: why (no NVML, nvidia-smi missing, ...)
   bool any() const { return !gpus.empty(); }
+};
+
+class Nvml;
+
+/// Keeps NVML loaded and the capabilities probed between reads (the sampler reads every few
+/// seconds; nothing is re-probed per sample). The first Read() also decides whether nvidia-smi
+/// adds anything NVML lacks; if not, it is not run again.
+class GpuReader {
+ public:
+  explicit GpuReader(const Context& ctx);
+  ~GpuReader();
+  GpuReader(const GpuReader&) = delete;
+  GpuReader& operator=(const GpuReader&) = delete;
+
+  GpuSnapshot Read();
+
+ private:
+  std::unique_ptr<Nvml> nvml_;
+  std::string nvml_why_;  ///< why NVML is not used ("no NVML: ..."), "" when loaded
+  std::vector<GpuReading> static_;  ///< per-GPU identity read once
+  std::optional<uint64_t> pool_bytes_;  ///< MemTotal, to spot a "device total" that is the shared pool
+  std::string smi_exe_;   ///< "" when disabled
+  bool probed_ = false;
+  bool smi_useful_ = true;  ///< after the first read: nvidia-smi filled something NVML lacks
+  std::string smi_last_error_;  ///< why nvidia-smi gave nothing, kept once it is no longer run
 };
 
 /// Reads all GPUs once, honouring --nvml / --nvidia-smi. Never fails: no GPU is an empty snapshot

@@ -1,6 +1,9 @@
 #pragma once
-/// /proc/pressure/memory (PSI): the share of wall time tasks stalled waiting for memory — an early
-/// sign of the silent eviction behind G6. Kernels without PSI have no such file.
+/// Pressure-stall information (PSI) for memory: `/proc/pressure/memory`, the kernel's share of
+/// wall time in which tasks stalled waiting for memory (an early sign of the silent eviction the
+/// seed's G6 describes). Absent on kernels built without PSI.
+#include <cstdint>
+#include <optional>
 #include <string_view>
 
 #include "base/error.h"
@@ -8,11 +11,20 @@
 
 namespace sparkops {
 
-/// Pure: the "some avg10" figure (percent, 0..100) from the text of /proc/pressure/memory,
-/// e.g. "some avg10=1.23 avg60=0.50 avg300=0.10 total=12345". Error when the line or field is
-/// missing or malformed.
-Result<double> ParseMemoryPressureSomeAvg10(std::string_view text);
-/// Reads /proc/pressure/memory under the HostFs root (NotFound when the kernel has no PSI).
-Result<double> ReadMemoryPressureSomeAvg10(const HostFs& fs);
+struct PressureLine {
+  double avg10 = 0, avg60 = 0, avg300 = 0;  ///< percent of wall time, over 10 s / 60 s / 300 s
+  uint64_t total_us = 0;                    ///< cumulative stall time, microseconds
+};
+
+struct Pressure {
+  std::optional<PressureLine> some;  ///< at least one task stalled
+  std::optional<PressureLine> full;  ///< all non-idle tasks stalled (absent on old kernels)
+};
+
+/// Pure: parses `some avg10=0.00 avg60=0.00 avg300=0.00 total=0` lines. Error naming the line and
+/// field when a line is malformed or no `some` line is present.
+Result<Pressure> ParsePressure(std::string_view text);
+/// Reads `/proc/pressure/memory` under the HostFs root (NotFound without PSI).
+Result<Pressure> ReadMemoryPressure(const HostFs& fs);
 
 }  // namespace sparkops

@@ -19,6 +19,9 @@ struct Sample {
   std::optional<double> mem_pressure_some_avg10;  ///< /proc/pressure/memory "some avg10", percent
   std::optional<uint64_t> gpu_attributed_bytes;   ///< sum of per-process NVML used memory
   std::vector<std::string> events;             ///< throttle_start:..., throttle_end, pd_degraded, ...
+  std::string gpu_source;                      ///< "nvml", "nvidia-smi", "nvml+nvidia-smi", "none"
+  /// Why the GPU columns are empty: no GPU readable, or the GPU was lost mid-run ("" otherwise).
+  std::string gpu_note;
 };
 
 }  // namespace sparkops

@@ -1,0 +1,82 @@
+# Installation layout and the Debian package (CPack DEB), for amd64 and arm64 alike:
+#   cmake --build build && (cd build && cpack -G DEB)      -> build/sparkops_<ver>_<arch>.deb
+# Contents: /usr/bin/sparkops, its man page (generated at build time from `sparkops help`),
+# /usr/share/sparkops/ (deploy/: Prometheus rules, Grafana dashboard; data/), a systemd unit for
+# `sparkops exporter` on 127.0.0.1 that is installed but NOT enabled (no maintainer scripts).
+# Dependencies come from dpkg-shlibdeps: Debian runtime libraries only. NVML is dlopen'd at run
+# time and never a package dependency.
+include(GNUInstallDirs)
+
+set(SPARKOPS_DEB_MAINTAINER "sparkops developers <sparkops@example.org>"
+    CACHE STRING "Maintainer field of the .deb")
+
+# dpkg architecture names for CMake's processor names.
+set(_arch ${CMAKE_SYSTEM_PROCESSOR})
+if(_arch MATCHES "^(aarch64|arm64|ARM64)$")
+  set(_deb_arch arm64)
+elseif(_arch MATCHES "^(x86_64|AMD64|amd64)$")
+  set(_deb_arch amd64)
+else()
+  set(_deb_arch ${_arch})
+endif()
+
+# --- man page: generated from the built binary's own help text (through the emulator when cross) ---
+set(SPARKOPS_MANPAGE ${CMAKE_BINARY_DIR}/packaging/sparkops.1.gz)
+add_custom_command(
+  OUTPUT ${SPARKOPS_MANPAGE}
+  COMMAND ${CMAKE_COMMAND} "-DSPARKOPS=$<TARGET_FILE:sparkops>"
+          "-DEMULATOR=${CMAKE_CROSSCOMPILING_EMULATOR}" -DOUT=${SPARKOPS_MANPAGE}
+          -P ${CMAKE_CURRENT_LIST_DIR}/manpage.cmake
+  DEPENDS sparkops ${CMAKE_CURRENT_LIST_DIR}/manpage.cmake
+  COMMENT "Generating sparkops.1 from `sparkops help`" VERBATIM)
+add_custom_target(sparkops_manpage ALL DEPENDS ${SPARKOPS_MANPAGE})
+
+# --- Debian changelog (required in every package's doc directory) ---
+string(TIMESTAMP SPARKOPS_CHANGELOG_DATE "%a, %d %b %Y %H:%M:%S +0000" UTC)
+set(CPACK_DEBIAN_PACKAGE_ARCHITECTURE ${_deb_arch})
+set(CPACK_DEBIAN_PACKAGE_MAINTAINER ${SPARKOPS_DEB_MAINTAINER})
+configure_file(${CMAKE_SOURCE_DIR}/packaging/changelog.in ${CMAKE_BINARY_DIR}/packaging/changelog @ONLY)
+add_custom_command(
+  OUTPUT ${CMAKE_BINARY_DIR}/packaging/changelog.gz
+  COMMAND gzip -9nkf ${CMAKE_BINARY_DIR}/packaging/changelog
+  DEPENDS ${CMAKE_BINARY_DIR}/packaging/changelog VERBATIM)
+add_custom_target(sparkops_changelog ALL DEPENDS ${CMAKE_BINARY_DIR}/packaging/changelog.gz)
+
+# Full RELRO for the installed binary (lintian: hardening-no-bindnow).
+target_link_options(sparkops PRIVATE -Wl,-z,relro,-z,now)
+
+# --- install rules ---
+install(TARGETS sparkops RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+install(FILES ${SPARKOPS_MANPAGE} DESTINATION ${CMAKE_INSTALL_MANDIR}/man1)
+install(FILES ${CMAKE_SOURCE_DIR}/packaging/copyright ${CMAKE_BINARY_DIR}/packaging/changelog.gz
+        DESTINATION ${CMAKE_INSTALL_DATAROOTDIR}/doc/sparkops)
+# Debian 12 keeps unit files under /lib (lintian: systemd-service-file-outside-lib).
+install(FILES ${CMAKE_SOURCE_DIR}/packaging/sparkops-exporter.service DESTINATION /lib/systemd/system)
+install(DIRECTORY ${CMAKE_SOURCE_DIR}/deploy/ DESTINATION ${CMAKE_INSTALL_DATAROOTDIR}/sparkops OPTIONAL
+        PATTERN "*_test.*" EXCLUDE)
+install(DIRECTORY ${CMAKE_SOURCE_DIR}/data DESTINATION ${CMAKE_INSTALL_DATAROOTDIR}/sparkops OPTIONAL)
+
+# --- CPack ---
+set(CPACK_GENERATOR DEB)
+set(CPACK_PACKAGE_NAME sparkops)
+set(CPACK_PACKAGE_VENDOR "sparkops")
+set(CPACK_PACKAGE_CONTACT ${SPARKOPS_DEB_MAINTAINER})
+set(CPACK_PACKAGE_DESCRIPTION_SUMMARY "DGX Spark (GB10) training preflight, memory planning and telemetry")
+# CPack puts the summary on the Description line and indents this body itself.
+set(CPACK_DEBIAN_PACKAGE_DESCRIPTION "sparkops checks a machine before a long training run (CUDA ABI,
+flash-attn objects, unified memory headroom, thermals, containers), plans
+memory for a model, samples GPU and memory telemetry, analyses training
+logs and serves Prometheus metrics. It is built for NVIDIA DGX Spark
+(aarch64, unified memory) and reports honestly on discrete GPUs and on
+machines without a GPU. NVML is loaded at run time when present.")
+set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
+set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
+set(CPACK_DEBIAN_PACKAGE_SECTION utils)
+set(CPACK_DEBIAN_PACKAGE_PRIORITY optional)
+set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
+set(CPACK_DEBIAN_PACKAGE_GENERATE_SHLIBS OFF)
+set(CPACK_STRIP_FILES ON)
+# Only the runtime component set above; the tests and static library are not installed.
+set(CPACK_DEB_COMPONENT_INSTALL OFF)
+# Cross builds: CMake picks aarch64-linux-gnu-strip and dpkg-shlibdeps reads the :arm64 packages.
+include(CPack)

@@ -1,0 +1,151 @@
+#include "analysis/analyze.h"
+
+#include <sys/stat.h>
+
+#include <fmt/format.h>
+
+#include "host/bootid.h"
+
+namespace sparkops {
+
+namespace {
+bool IsFile(const std::string& p) {
+  struct stat st {};
+  return ::stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+}
+
+void CheckEnd(AnalysisResult& r, const HostFs& fs) {
+  if (r.in.dir.empty()) return;
+  for (const RunEvent& e : r.events) {
+    if (e.type != "exit") continue;
+    r.end.status = "exit";
+    std::string code = e.Str("code"), sig = e.Str("signal");
+    r.end.detail = !sig.empty() ? "the job was killed by signal " + sig : "the job exited with status " + (code.empty() ? "?" : code);
+    return;
+  }
+  if (!r.meta || r.meta->boot_id.empty()) {
+    r.end.detail = "no exit record, and meta.json has no boot_id: cannot tell how the run ended";
+    return;
+  }
+  auto now = ReadBootId(fs);
+  if (!now) {
+    r.end.detail = "no exit record; the current boot id is unreadable (" + now.error().message + ")";
+    return;
+  }
+  if (*now == r.meta->boot_id) {
+    r.end.status = "no_exit_record";
+    r.end.detail = "no exit record and the machine has not rebooted since: the run is still going, or sparkops was stopped before it could record the exit";
+    return;
+  }
+  r.end.status = "reboot";
+  r.end.detail = fmt::format(
+      "no exit record and the boot id changed ({} at start, {} now): the machine rebooted or lost power during the run "
+      "(G4: boxes reboot under sustained load)",
+      r.meta->boot_id.substr(0, 8), now->substr(0, 8));
+  if (r.thermal) {
+    const auto& rows = r.thermal->rows;
+    size_t from = rows.size() > 3 ? rows.size() - 3 : 0;
+    r.end.last_samples.assign(rows.begin() + static_cast<long>(from), rows.end());
+  }
+}
+}  // namespace
+
+Result<AnalyzeInputs> RunDirInputs(const std::string& dir) {
+  struct stat st {};
+  if (::stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) return InputError(dir + ": not a directory");
+  AnalyzeInputs in;
+  in.dir = dir;
+  in.log = dir + "/train.log";
+  if (!IsFile(in.log)) return InputError(dir + ": no train.log (not a run directory written by `sparkops run`)");
+  if (IsFile(dir + "/thermal.csv")) in.thermal = dir + "/thermal.csv";
+  if (IsFile(dir + "/events.jsonl")) in.events = dir + "/events.jsonl";
+  if (IsFile(dir + "/meta.json")) in.meta = dir + "/meta.json";
+  return in;
+}
+
+Result<AnalysisResult> Analyze(const AnalyzeInputs& in, const LocalZone& zone, const HostFs& fs) {
+  AnalysisResult r;
+  r.in = in;
+  r.zone = zone.name().empty() ? "local" : zone.name();
+  auto series = ReadStepLog(in.log, zone);
+  if (!series) return std::unexpected(series.error());
+  r.series = std::move(*series);
+  if (!in.thermal.empty()) {
+    auto t = ReadThermalCsv(in.thermal, zone);
+    if (!t) return std::unexpected(t.error());
+    r.thermal = std::move(*t);
+  }
+  if (!in.events.empty()) {
+    auto text = ReadLocalFile(in.events, 256u << 20);
+    if (!text) return std::unexpected(text.error());
+    auto ev = ParseEventsJsonl(*text, in.events);
+    if (!ev) return std::unexpected(ev.error());
+    r.events = std::move(*ev);
+  }
+  if (!in.meta.empty()) {
+    auto text = ReadLocalFile(in.meta, 1u << 20);
+    if (!text) return std::unexpected(text.error());
+    auto m = ParseRunMeta(*text, in.meta);
+    if (!m) return std::unexpected(m.error());
+    r.meta = std::move(*m);
+  }
+  const auto& pts = r.series.points;
+  std::vector<float> cost(pts.size());
+  std::vector<uint8_t> flags(pts.size());
+  for (size_t i = 0; i < pts.size(); ++i) {
+    cost[i] = pts[i].cost;
+    flags[i] = pts[i].flags;
+  }
+  r.detection = DetectSlowdowns(cost, flags);
+  for (const Slowdown& s : r.detection.slowdowns) {
+    SlowdownEvent e;
+    e.s = s;
+    e.start_step = pts[s.first].step;
+    e.end_step = pts[s.last].step;
+    // The slowdown began after the previous point: its span starts there.
+    e.t0 = s.first > 0 ? pts[s.first - 1].t_ms : pts[s.first].t_ms;
+    e.t1 = pts[s.last].t_ms;
+    if (e.t0 != kNoTime && e.t1 != kNoTime) {
+      e.cls = Classify(r.thermal ? &*r.thermal : nullptr, r.events, e.t0, e.t1);
+    } else {
+      e.cls.ruled_out.push_back("all causes: not checked — the log has no timestamps to line up with telemetry "
+                                "(run the job under `sparkops run`, which stamps every line)");
+    }
+    r.slowdowns.push_back(std::move(e));
+  }
+  // Telemetry that never overlaps the log is almost always a zone mistake (zone-less nvidia-smi).
+  if (r.thermal && !r.thermal->rows.empty() && !pts.empty() && r.series.has_times()) {
+    int64_t a = kNoTime, b = kNoTime;
+    for (const StepPoint& p : pts)
+      if (p.t_ms != kNoTime) {
+        if (a == kNoTime) a = p.t_ms;
+        b = p.t_ms;
+      }
+    int64_t ta = r.thermal->rows.front().t_ms, tb = r.thermal->rows.back().t_ms;
+    if (a != kNoTime && (tb < a || ta > b))
+      r.warnings.push_back(fmt::format(
+          "the thermal samples ({} – {}) do not overlap the log ({} – {}): if the CSV has zone-less times "
+          "(nvidia-smi), give their zone with --tz",
+          FormatUtcMillis(FromUnixMillis(ta)), FormatUtcMillis(FromUnixMillis(tb)), FormatUtcMillis(FromUnixMillis(a)),
+          FormatUtcMillis(FromUnixMillis(b))));
+  }
+  CheckEnd(r, fs);
+  return r;
+}
+
+std::string AnalysisResult::Verdict() const {
+  std::string v;
+  if (series.points.empty()) v = "No training steps recognised in the log.";
+  else if (!detection.ran) v = "Too few steps to judge step time (" + detection.note + ").";
+  else if (slowdowns.empty()) v = fmt::format("Steady: no sustained slowdown over {} steps.", series.points.size());
+  else {
+    const auto& s = slowdowns.front();
+    v = fmt::format("{} slowdown{}: step time {:.2f}× from step {} — cause: {}.", slowdowns.size(),
+                    slowdowns.size() > 1 ? "s" : "", s.s.ratio, s.start_step, s.cls.cause);
+    if (slowdowns.size() > 1) v.insert(v.size() - 1, " (first)");
+  }
+  if (end.status == "reboot") v += " The run ended in a reboot or power-off.";
+  return v;
+}
+
+}  // namespace sparkops

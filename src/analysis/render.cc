@@ -1,0 +1,108 @@
+#include "analysis/render.h"
+
+#include <fmt/format.h>
+
+#include "base/timefmt.h"
+
+namespace sparkops {
+
+namespace {
+std::string Iso(int64_t t) { return t == kNoTime ? std::string() : FormatUtcMillis(FromUnixMillis(t)); }
+nlohmann::json IsoOrNull(int64_t t) { return t == kNoTime ? nlohmann::json() : nlohmann::json(Iso(t)); }
+
+std::string CostText(const AnalysisResult& r, double v) {
+  if (r.series.cost_is_inverse_throughput) return fmt::format("{:.3g} s/item", v);
+  return fmt::format("{:.3g} s/step", v);
+}
+
+std::string SampleLine(const ThermalRow& s) {
+  auto f = [](const std::optional<double>& v, const char* unit, int prec) {
+    return v ? fmt::format("{:.{}f}{}", *v, prec, unit) : std::string("not reported");
+  };
+  return fmt::format("{}  temp {}  power {}  SM {}  MemAvailable {}{}", Iso(s.t_ms), f(s.temp_c, " °C", 0),
+                     f(s.power_w, " W", 1), f(s.sm_clock_mhz, " MHz", 0), f(s.mem_available_gib, " GiB", 1),
+                     s.throttle.empty() ? "" : "  throttle " + s.throttle);
+}
+}  // namespace
+
+std::string ShortTime(int64_t t) {
+  if (t == kNoTime) return "—";
+  std::string s = Iso(t);
+  return s.substr(11, 8) + "Z";
+}
+
+std::string RenderAnalysisText(const AnalysisResult& r) {
+  std::string o;
+  const StepSeries& s = r.series;
+  o += r.Verdict() + "\n\n";
+  for (auto& w : r.warnings) o += "warning  " + w + "\n";
+  o += fmt::format("log      {}: {} steps ({}), {} lines; times: {}\n", r.in.log, s.points.size(),
+                   s.formats.empty() ? "no step format recognised" : s.formats, s.lines, s.time_source);
+  if (r.thermal)
+    o += fmt::format("thermal  {}: {} samples ({} format){}\n", r.in.thermal, r.thermal->rows.size(), r.thermal->format,
+                     r.thermal->interval_ms ? fmt::format(", every {:.0f} s", r.thermal->interval_ms / 1000.0) : "");
+  else
+    o += "thermal  none (causes other than contention cannot be checked)\n";
+  if (!r.in.events.empty()) o += fmt::format("events   {}: {} record{}\n", r.in.events, r.events.size(), r.events.size() == 1 ? "" : "s");
+  const Detection& d = r.detection;
+  if (d.ran) {
+    o += fmt::format("baseline {} — median of steps {}–{} after {} warm-up points; cost = {}\n",
+                     CostText(r, d.baseline), s.points[d.base_first].step, s.points[d.base_last].step, d.warmup,
+                     s.cost_unit);
+  } else {
+    o += "baseline none: " + d.note + "\n";
+  }
+  o += "\n";
+  int n = 0;
+  for (const SlowdownEvent& e : r.slowdowns) {
+    o += fmt::format("#{} {:<15} steps {}–{} ({} – {}, {}), {:.2f}× baseline ({})\n", ++n, e.cls.cause, e.start_step,
+                     e.end_step, ShortTime(e.t0), ShortTime(e.t1), e.s.recovered ? "recovered" : "not recovered by the end",
+                     e.s.ratio, CostText(r, e.s.level));
+    for (auto& x : e.cls.evidence) o += "   evidence:   " + x + "\n";
+    for (auto& x : e.cls.also) o += "   also seen:  " + x + "\n";
+    for (auto& x : e.cls.ruled_out) o += "   ruled out:  " + x + "\n";
+  }
+  if (d.ran)
+    o += fmt::format("{}one-off spikes ignored: {} after evaluation, {} after checkpoint saves, {} unnamed\n",
+                     r.slowdowns.empty() ? "" : "\n", d.spikes_eval, d.spikes_save, d.spikes_other);
+  if (!r.in.dir.empty()) {
+    o += "\nend      " + r.end.detail + "\n";
+    if (!r.end.last_samples.empty()) {
+      o += "         last thermal samples before it:\n";
+      for (auto& x : r.end.last_samples) o += "           " + SampleLine(x) + "\n";
+    }
+  }
+  return o;
+}
+
+nlohmann::json RenderAnalysisJson(const AnalysisResult& r) {
+  using nlohmann::json;
+  const StepSeries& s = r.series;
+  json j;
+  j["verdict"] = r.Verdict();
+  j["warnings"] = r.warnings;
+  j["log"] = {{"path", r.in.log}, {"formats", s.formats}, {"steps", s.points.size()}, {"lines", s.lines},
+              {"time_source", s.time_source}, {"cost_unit", s.cost_unit}, {"timezone", r.zone}};
+  j["thermal"] = r.thermal ? json{{"path", r.in.thermal}, {"format", r.thermal->format}, {"samples", r.thermal->rows.size()}}
+                           : json();
+  const Detection& d = r.detection;
+  j["baseline"] = d.ran ? json{{"cost", d.baseline}, {"from_step", s.points[d.base_first].step},
+                               {"to_step", s.points[d.base_last].step}, {"warmup_points", d.warmup}}
+                        : json{{"note", d.note}};
+  j["events"] = json::array();
+  for (const SlowdownEvent& e : r.slowdowns)
+    j["events"].push_back({{"start", IsoOrNull(e.t0)}, {"end", IsoOrNull(e.t1)}, {"start_step", e.start_step},
+                           {"end_step", e.end_step}, {"ratio", e.s.ratio}, {"cost", e.s.level},
+                           {"recovered", e.s.recovered}, {"cause", e.cls.cause}, {"evidence", e.cls.evidence},
+                           {"also", e.cls.also}, {"ruled_out", e.cls.ruled_out}});
+  j["spikes_ignored"] = {{"evaluation", d.spikes_eval}, {"checkpoint", d.spikes_save}, {"unnamed", d.spikes_other}};
+  json end = {{"status", r.end.status}, {"detail", r.end.detail}};
+  if (!r.end.last_samples.empty()) {
+    end["last_samples"] = json::array();
+    for (auto& x : r.end.last_samples) end["last_samples"].push_back(SampleLine(x));
+  }
+  j["end"] = r.in.dir.empty() ? json() : end;
+  return j;
+}
+
+}  // namespace sparkops

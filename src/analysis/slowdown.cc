@@ -1,0 +1,106 @@
+#include "analysis/slowdown.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "analysis/step_series.h"
+
+namespace sparkops {
+
+namespace {
+// Median of v, reordering it (no copy).
+double MedianInPlace(std::vector<double>& v) {
+  if (v.empty()) return NAN;
+  size_t m = v.size() / 2;
+  std::nth_element(v.begin(), v.begin() + static_cast<long>(m), v.end());
+  double hi = v[m];
+  if (v.size() % 2) return hi;
+  double lo = *std::max_element(v.begin(), v.begin() + static_cast<long>(m));
+  return (lo + hi) / 2;
+}
+double Median(std::vector<double> v) { return MedianInPlace(v); }
+}  // namespace
+
+Detection DetectSlowdowns(const std::vector<float>& cost, const std::vector<uint8_t>& flags, const DetectOptions& opt) {
+  Detection d;
+  // Usable points: a known cost and no evaluation/save inside the interval.
+  std::vector<size_t> idx;
+  idx.reserve(cost.size());
+  for (size_t i = 0; i < cost.size(); ++i)
+    if (std::isfinite(cost[i]) && cost[i] > 0 && (i >= flags.size() || flags[i] == 0)) idx.push_back(i);
+  size_t n = idx.size();
+  d.warmup = std::clamp<size_t>(n / 10, 3, 500);
+  size_t base_len = std::clamp<size_t>(n / 5, 10, 2000);
+  if (n < d.warmup + base_len + opt.min_points) {
+    d.note = "too few steps with a step time (" + std::to_string(n) + ") for a baseline after warm-up";
+    return d;
+  }
+  std::vector<double> base;
+  for (size_t k = d.warmup; k < d.warmup + base_len; ++k) base.push_back(cost[idx[k]]);
+  d.baseline = Median(base);
+  d.base_first = idx[d.warmup];
+  d.base_last = idx[d.warmup + base_len - 1];
+  d.ran = true;
+  const double up = opt.ratio * d.baseline, down = opt.recover_ratio * d.baseline;
+  const size_t w = std::max<size_t>(opt.window, 1);
+  // Rolling median over usable points, centred.
+  std::vector<double> smooth(n);
+  std::vector<double> win;
+  for (size_t k = 0; k < n; ++k) {
+    size_t a = k >= w / 2 ? k - w / 2 : 0;
+    size_t b = std::min(n, a + w);
+    if (b - a < w && b == n) a = n >= w ? n - w : 0;
+    win.assign(b - a, 0);
+    for (size_t j = a; j < b; ++j) win[j - a] = cost[idx[j]];
+    smooth[k] = MedianInPlace(win);
+  }
+  // Window median of raw points starting at k (for placing change points).
+  auto ahead = [&](size_t k) {
+    win.clear();
+    for (size_t j = k; j < std::min(n, k + w); ++j) win.push_back(cost[idx[j]]);
+    return MedianInPlace(win);
+  };
+  std::vector<bool> in_slow(n, false);
+  size_t k = d.warmup;
+  while (k < n) {
+    if (smooth[k] < up) {
+      ++k;
+      continue;
+    }
+    size_t e = k;
+    while (e + 1 < n && smooth[e + 1] >= down) ++e;
+    // stretch [k, e] in usable-point indices
+    if (e - k + 1 >= opt.min_points) {
+      size_t start = k >= w ? k - w : 0;
+      start = std::max(start, d.warmup);
+      while (start < k && (cost[idx[start]] < up || ahead(start) < up)) ++start;
+      size_t end = e;
+      while (end > start && cost[idx[end]] < up && smooth[end] < up) --end;
+      std::vector<double> lv;
+      for (size_t j = start; j <= end; ++j) lv.push_back(cost[idx[j]]);
+      Slowdown s;
+      s.first = idx[start];
+      s.last = idx[end];
+      s.level = Median(lv);
+      s.ratio = s.level / d.baseline;
+      s.recovered = e + 1 < n;
+      d.slowdowns.push_back(s);
+      for (size_t j = start; j <= e; ++j) in_slow[j] = true;
+    }
+    k = e + 1;
+  }
+  // One-off spikes: points at or above the threshold outside any slowdown.
+  std::vector<bool> covered(cost.size(), false);
+  for (auto& s : d.slowdowns)
+    for (size_t i = s.first; i <= s.last; ++i) covered[i] = true;
+  for (size_t i = d.base_first; i < cost.size(); ++i) {
+    if (!std::isfinite(cost[i]) || cost[i] < up || covered[i]) continue;
+    uint8_t f = i < flags.size() ? flags[i] : 0;
+    if (f & kAfterEval) ++d.spikes_eval;
+    else if (f & kAfterSave) ++d.spikes_save;
+    else ++d.spikes_other;
+  }
+  return d;
+}
+
+}  // namespace sparkops

@@ -1,0 +1,41 @@
+#pragma once
+/// Sustained step-time slowdowns: a robust baseline after warm-up, a rolling median that one-off
+/// spikes cannot move, a ≥ 1.3× threshold held for a sustained stretch, with hysteresis for the
+/// recovery, and the change point placed at the first step whose following window crosses.
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace sparkops {
+
+struct DetectOptions {
+  double ratio = 1.3;          ///< slowdown threshold against the baseline (issue #5)
+  double recover_ratio = 1.15; ///< back below this = recovered (hysteresis)
+  size_t window = 5;           ///< rolling-median width, points
+  size_t min_points = 5;       ///< a stretch shorter than this is a spike, not a slowdown
+};
+
+struct Slowdown {
+  size_t first = 0, last = 0;   ///< indices into the cost series (inclusive)
+  double level = 0;             ///< median cost over the stretch
+  double ratio = 0;             ///< level / baseline
+  bool recovered = false;       ///< the series came back under recover_ratio before its end
+};
+
+struct Detection {
+  bool ran = false;             ///< false when there are too few steps (see note)
+  std::string note;
+  double baseline = 0;          ///< median cost of the baseline window
+  size_t warmup = 0;            ///< points skipped at the start
+  size_t base_first = 0, base_last = 0;  ///< baseline window, indices
+  std::vector<Slowdown> slowdowns;
+  size_t spikes_eval = 0, spikes_save = 0, spikes_other = 0;  ///< one-off spikes ≥ ratio, ignored
+};
+
+/// `cost[i]`: seconds per step (NaN when unknown); `flags[i]`: kAfterEval/kAfterSave bits
+/// (those points are named spikes and never start a slowdown).
+Detection DetectSlowdowns(const std::vector<float>& cost, const std::vector<uint8_t>& flags,
+                          const DetectOptions& opt = {});
+
+}  // namespace sparkops

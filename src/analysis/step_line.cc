@@ -1,0 +1,210 @@
+#include "analysis/step_line.h"
+
+#include <charconv>
+#include <cmath>
+#include <cstring>
+#include <string.h>
+
+#include "analysis/step_line_detail.h"
+
+namespace sparkops {
+
+std::optional<double> ParseNumberPrefix(std::string_view s, size_t* used) {
+  size_t i = 0;
+  while (i < s.size() && (s[i] == ' ' || s[i] == '\'' || s[i] == '"')) ++i;
+  std::string_view rest = s.substr(i);
+  auto word = [&](std::string_view w, double v) -> std::optional<double> {
+    if (rest.size() >= w.size() && (rest.substr(0, w.size()) == w)) {
+      if (used) *used = i + w.size();
+      return v;
+    }
+    return std::nullopt;
+  };
+  if (auto v = word("nan", NAN)) return v;
+  if (auto v = word("-inf", -INFINITY)) return v;
+  if (auto v = word("inf", INFINITY)) return v;
+  double v = 0;
+  const char* b = rest.data();
+  const char* e = rest.data() + rest.size();
+  if (b != e && *b == '+') ++b;
+  auto [p, ec] = std::from_chars(b, e, v);
+  if (ec != std::errc()) return std::nullopt;
+  if (used) *used = i + static_cast<size_t>(p - rest.data());
+  return v;
+}
+
+namespace detail {
+
+std::optional<double> NumberAfter(std::string_view s, std::string_view key, size_t* end) {
+  size_t pos = Find(s, key);
+  if (pos == std::string_view::npos) return std::nullopt;
+  size_t start = pos + key.size();
+  size_t used = 0;
+  auto v = ParseNumberPrefix(s.substr(start), &used);
+  if (v && end) *end = start + used;
+  return v;
+}
+
+std::optional<int64_t> IntAt(std::string_view s, size_t* pos) {
+  size_t i = *pos;
+  while (i < s.size() && s[i] == ' ') ++i;
+  int64_t v = 0;
+  auto [p, ec] = std::from_chars(s.data() + i, s.data() + s.size(), v);
+  if (ec != std::errc()) return std::nullopt;
+  *pos = static_cast<size_t>(p - s.data());
+  return v;
+}
+
+// Integer that may carry thousands separators ("4,536").
+std::optional<double> GroupedNumberAfter(std::string_view s, std::string_view key) {
+  size_t pos = Find(s, key);
+  if (pos == std::string_view::npos) return std::nullopt;
+  size_t i = pos + key.size();
+  while (i < s.size() && s[i] == ' ') ++i;
+  char buf[48];
+  size_t n = 0;
+  for (; i < s.size() && n + 1 < sizeof buf; ++i) {
+    char c = s[i];
+    if (c == ',' && i + 1 < s.size() && s[i + 1] >= '0' && s[i + 1] <= '9') continue;
+    if ((c >= '0' && c <= '9') || c == '.') buf[n++] = c;
+    else break;
+  }
+  if (n == 0) return std::nullopt;
+  return ParseNumberPrefix(std::string_view(buf, n));
+}
+
+bool IsDigit(char c) { return c >= '0' && c <= '9'; }
+
+size_t Find(std::string_view s, std::string_view needle, size_t from) {
+  if (from >= s.size()) return std::string_view::npos;
+  const void* p = memmem(s.data() + from, s.size() - from, needle.data(), needle.size());
+  return p ? static_cast<size_t>(static_cast<const char*>(p) - s.data()) : std::string_view::npos;
+}
+
+size_t FindStep(std::string_view s) {
+  // Walk the 'p's (rarer than 's' in log text) and look back for "ste".
+  for (const char* p = s.data(); (p = static_cast<const char*>(std::memchr(p, 'p', s.data() + s.size() - p)));) {
+    size_t i = static_cast<size_t>(p - s.data());
+    if (i >= 3 && s[i - 3] == 's' && s[i - 2] == 't' && s[i - 1] == 'e') return i - 3;
+    ++p;
+  }
+  return std::string_view::npos;
+}
+
+size_t FindRateUnit(std::string_view s, bool* per_it) {
+  // Walk the '/'s only: a line has few of them, while 'i' and 's' are everywhere in text.
+  for (const char* p = s.data(); (p = static_cast<const char*>(std::memchr(p, '/', s.data() + s.size() - p)));) {
+    size_t i = static_cast<size_t>(p - s.data());
+    if (i >= 2 && i + 1 < s.size() && s[i - 2] == 'i' && s[i - 1] == 't' && s[i + 1] == 's') {
+      *per_it = false;
+      return i - 2;
+    }
+    if (i >= 1 && i + 2 < s.size() && s[i - 1] == 's' && s[i + 1] == 'i' && s[i + 2] == 't') {
+      *per_it = true;
+      return i - 1;
+    }
+    ++p;
+  }
+  return std::string_view::npos;
+}
+
+// "YYYY-MM-DD hh:mm:ss" (with '-' or '/' and optional ",mmm"/".mmm") at s[pos].
+size_t TimestampLength(std::string_view s, size_t pos) {
+  if (s.size() < pos + 19) return 0;
+  const char* p = s.data() + pos;
+  for (int i : {0, 1, 2, 3, 5, 6, 8, 9, 11, 12, 14, 15, 17, 18})
+    if (!IsDigit(p[i])) return 0;
+  if ((p[4] != '-' && p[4] != '/') || p[7] != p[4] || (p[10] != ' ' && p[10] != 'T') || p[13] != ':' ||
+      p[16] != ':')
+    return 0;
+  size_t n = 19;
+  if (s.size() > pos + n + 1 && (p[n] == ',' || p[n] == '.') && IsDigit(p[n + 1])) {
+    ++n;
+    while (pos + n < s.size() && IsDigit(p[n])) ++n;
+  }
+  if (pos + n < s.size() && p[n] == 'Z') ++n;
+  return n;
+}
+
+// Strips "[rank0]:", "[titan]", "[2025-..]" and "YYYY-MM-DD ..." logging prefixes, recording the
+// first timestamp and rank seen. Returns the rest of the line.
+std::string_view StripPrefixes(std::string_view s, StepLine* out) {
+  for (int guard = 0; guard < 8; ++guard) {
+    size_t i = 0;
+    while (i < s.size() && s[i] == ' ') ++i;
+    s.remove_prefix(i);
+    if (s.empty()) return s;
+    if (s[0] == '[') {
+      size_t close = s.find(']');
+      if (close == std::string_view::npos) return s;
+      std::string_view inner = s.substr(1, close - 1);
+      size_t ts = TimestampLength(inner, 0);
+      if (ts > 0 && ts == inner.size()) {
+        if (out->timestamp.empty()) out->timestamp = inner;
+      } else if (inner.size() > 4 && inner.substr(0, 4) == "rank" && IsDigit(inner[4])) {
+        size_t p = 4;
+        if (auto r = IntAt(inner, &p)) out->rank = static_cast<int>(*r);
+      } else if (inner == "titan" || inner == "INFO" || inner == "WARNING") {
+      } else {
+        return s;  // some other bracket: part of the message
+      }
+      s.remove_prefix(close + 1);
+      if (!s.empty() && s[0] == ':') s.remove_prefix(1);
+      continue;
+    }
+    size_t ts = TimestampLength(s, 0);
+    if (ts > 0) {
+      if (out->timestamp.empty()) out->timestamp = s.substr(0, ts);
+      s.remove_prefix(ts);
+      // python logging: "2025-.. - root - INFO - message"
+      size_t dash = s.find(" - INFO - ");
+      if (dash != std::string_view::npos && dash < 64) s.remove_prefix(dash + 10);
+      continue;
+    }
+    return s;
+  }
+  return s;
+}
+
+}  // namespace detail
+
+StepLine ParseStepLine(std::string_view line) {
+  using namespace detail;
+  StepLine r;
+  // Fast path for torch's "[rankN]:" copies from other ranks (most lines of a multi-rank log).
+  if (line.size() > 7 && line[0] == '[' && line[1] == 'r' && line.substr(1, 4) == "rank" && IsDigit(line[5])) {
+    size_t p = 5;
+    auto rank = IntAt(line, &p);
+    if (rank && *rank != 0 && p < line.size() && line[p] == ']') {
+      r.rank = static_cast<int>(*rank);
+      return r;
+    }
+  }
+  std::string_view s = StripPrefixes(line, &r);
+  if (s.empty()) return r;
+  // Another rank's copy of a line: the analysis follows rank 0 (training-logs.md: de-duplicate
+  // multi-rank output), so there is nothing more to read here.
+  if (r.rank && *r.rank != 0) return r;
+  // Cheap dispatch on the first character / markers, most specific first.
+  if (s[0] == '{') {
+    if (s.size() > 1 && s[1] == '\'') return ParseHfDict(s, r);
+    if (s.size() > 1 && s[1] == '"') return ParseJsonMetrics(s, r);
+  }
+  if (s[0] == 'i' && s.substr(0, 5) == "iter ") return ParseNanoGpt(s, r);
+  if (s[0] == 's' && s.substr(0, 5) == "step ") return ParseNanoGpt(s, r);
+  if (s[0] == 'S' && s.substr(0, 5) == "Step ") return ParseTorchtuneStep(s, r);
+  // One scan per marker family: progress rates and "N/M" need a '/', every "step" form shares it.
+  constexpr auto npos = std::string_view::npos;
+  bool per_it = false;
+  if (FindRateUnit(s, &per_it) != npos) return ParseTqdm(s, r);
+  if (size_t st = FindStep(s); st != npos) {
+    if (Find(s, "step:", st) != npos) return ParseTorchtitan(s, r);
+    if (Find(s, "global_step=", st > 7 ? st - 7 : 0) != npos || Find(s, "] step=") != npos) return ParseDeepSpeed(s, r);
+  }
+  // Megatron's line is "iteration N/ M | ... |": needs both a '/' and a '|'.
+  if (std::memchr(s.data(), '|', s.size()) && std::memchr(s.data(), '/', s.size()) && Find(s, "iteration ") != npos)
+    return ParseMegatron(s, r);
+  return ParseMarker(s, r);
+}
+
+}  // namespace sparkops

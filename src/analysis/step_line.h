@@ -1,0 +1,42 @@
+#pragma once
+/// Per-line parsers for the per-step output of training frameworks (facts: the formats listed
+/// in docs/readme/analysis.md, taken from research/training-logs.md). Pure functions of one
+/// line of text, no regex: `analyze` runs them over every line of a multi-GB log.
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+namespace sparkops {
+
+/// What one line says. Every field is absent unless the line printed it.
+struct StepLine {
+  enum class Kind : uint8_t {
+    kNone,     ///< nothing the analysis uses
+    kStep,     ///< a training step (progress bar, metric line, dict with a step)
+    kLoss,     ///< a metric dict without a step number (HF Trainer dict): belongs to the last step
+    kEval,     ///< evaluation running or reported (eval dict, eval banner, nanoGPT val line)
+    kSave,     ///< a checkpoint being saved
+    kBar,      ///< a tqdm bar with no rate yet, or a bar of another loop (eval): step/total only
+  };
+  Kind kind = Kind::kNone;
+  const char* format = "";             ///< "tqdm", "hf_dict", "torchtune", "torchtitan", "lightning", ...
+  std::optional<int64_t> step;         ///< optimizer step / iteration number
+  std::optional<int64_t> total;        ///< total steps, when printed (tqdm N/M, Megatron N/M)
+  std::optional<double> step_time_s;   ///< seconds per step as printed (s/it, 1/(it/s), ms/iter)
+  bool step_time_smoothed = false;     ///< true for tqdm rates (an exponential moving average)
+  bool other_loop = false;             ///< a tqdm bar with its own description ("Loading checkpoint shards:")
+  std::optional<double> throughput;    ///< items per second (samples or tokens), when that is all
+  std::optional<double> loss;          ///< training loss
+  std::string_view timestamp;          ///< the line's own timestamp text ("" when none)
+  std::optional<double> unix_time_s;   ///< a numeric Unix timestamp (JSON `_timestamp`), seconds
+  std::optional<int> rank;             ///< rank prefix ([rank1]:, [RANK:1], [Rank 1]) when present
+};
+
+/// Parses one line (no '\n' or '\r' in it). Unknown lines give Kind::kNone.
+StepLine ParseStepLine(std::string_view line);
+
+/// Tolerant number parse at the start of `s` (digits, sign, '.', exponent, nan, inf); sets
+/// `used` to the characters consumed. Exposed for the CSV readers.
+std::optional<double> ParseNumberPrefix(std::string_view s, size_t* used = nullptr);
+
+}  // namespace sparkops

@@ -1,0 +1,36 @@
+#pragma once
+/// Internals of ParseStepLine: one parser per framework family (step_formats.cc). Each takes the
+/// line with logging prefixes stripped and the partly filled result (timestamp, rank).
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+#include "analysis/step_line.h"
+
+namespace sparkops::detail {
+
+std::optional<double> NumberAfter(std::string_view s, std::string_view key, size_t* end = nullptr);
+std::optional<double> GroupedNumberAfter(std::string_view s, std::string_view key);
+std::optional<int64_t> IntAt(std::string_view s, size_t* pos);
+bool IsDigit(char c);
+/// Substring search via memmem (fast on text full of the needle's first letter); npos if absent.
+size_t Find(std::string_view s, std::string_view needle, size_t from = 0);
+/// Position of the first "step" (npos if none).
+size_t FindStep(std::string_view s);
+/// Position of the tqdm rate unit ("it/s" or "s/it", whichever comes first); sets *per_it for s/it.
+size_t FindRateUnit(std::string_view s, bool* per_it);
+/// Length of a "YYYY-MM-DD hh:mm:ss[,mmm]" timestamp at s[pos], 0 when there is none.
+size_t TimestampLength(std::string_view s, size_t pos);
+std::string_view StripPrefixes(std::string_view s, StepLine* out);
+
+StepLine ParseHfDict(std::string_view s, StepLine r);         ///< {'loss': 2.1, ...}
+StepLine ParseJsonMetrics(std::string_view s, StepLine r);    ///< {"step": 3, "loss": ...}
+StepLine ParseNanoGpt(std::string_view s, StepLine r);        ///< iter N: loss X, time Yms
+StepLine ParseTorchtuneStep(std::string_view s, StepLine r);  ///< Step N | loss:X ...
+StepLine ParseTqdm(std::string_view s, StepLine r);           ///< tqdm bars (HF, Lightning, torchtune)
+StepLine ParseTorchtitan(std::string_view s, StepLine r);     ///< step: N loss: X ... tps: N
+StepLine ParseMegatron(std::string_view s, StepLine r);       ///< iteration N/ M | elapsed ...
+StepLine ParseDeepSpeed(std::string_view s, StepLine r);      ///< global_step=N, ...SamplesPerSec
+StepLine ParseMarker(std::string_view s, StepLine r);         ///< eval / checkpoint banners
+
+}  // namespace sparkops::detail

@@ -1,0 +1,216 @@
+#include "analysis/step_series.h"
+
+#include <cstring>
+
+#include "base/strings.h"
+#include "base/timefmt.h"
+
+namespace sparkops {
+
+namespace {
+constexpr int64_t kMaxStep = 1'000'000'000'000'000;  // keeps step differences far from overflow
+}
+
+bool StepSeries::has_times() const { return time_source != "none"; }
+
+void StepSeriesBuilder::Add(std::string_view text, int64_t arrival_ms) {
+  StepLine l = ParseStepLine(text);
+  if (l.rank && *l.rank != 0) {
+    ++s_.ignored_rank_lines;
+    return;
+  }
+  if (l.kind == StepLine::Kind::kNone) return;
+  if (*l.format) ++formats_[l.format];
+  int64_t t = kNoTime;
+  bool own = false;
+  if (!l.timestamp.empty()) {
+    if (auto ms = zone_.ParseMillis(l.timestamp)) {
+      t = *ms;
+      own = true;
+    }
+  } else if (l.unix_time_s && std::isfinite(*l.unix_time_s) && *l.unix_time_s > 1e9 && *l.unix_time_s < 1e11) {
+    t = static_cast<int64_t>(*l.unix_time_s * 1000.0);
+    own = true;
+  }
+  if (t == kNoTime) t = arrival_ms;
+  int64_t last_step = s_.points.empty() ? -1 : s_.points.back().step;
+  auto mark = [&](uint8_t kind) {
+    pending_flags_ |= kind;
+    if (!s_.markers.empty() && s_.markers.back().kind == kind && s_.markers.back().step == last_step) return;
+    s_.markers.push_back(StepMarker{t, last_step, kind});
+  };
+  switch (l.kind) {
+    case StepLine::Kind::kEval: mark(kAfterEval); return;
+    case StepLine::Kind::kSave: mark(kAfterSave); return;
+    case StepLine::Kind::kLoss:
+      if (!s_.points.empty() && std::isnan(s_.points.back().loss) && l.loss) s_.points.back().loss = static_cast<float>(*l.loss);
+      return;
+    case StepLine::Kind::kBar:
+    case StepLine::Kind::kStep:
+      if (l.other_loop) return;  // model loading, dataset mapping: not the training loop
+      if (l.format == std::string_view("tqdm") && l.total) {
+        // The first bar with a total is the training loop; a bar with another total is an
+        // evaluation (or data-loading) loop drawn between training updates.
+        if (!bar_total_) bar_total_ = l.total;
+        else if (*l.total != *bar_total_) {
+          mark(kAfterEval);
+          return;
+        }
+      }
+      if (l.kind == StepLine::Kind::kBar && l.step && *l.step == 0) return;
+      if (own) ++n_own_time_;
+      else if (arrival_ms != kNoTime) ++n_arrival_;
+      AddPoint(l, t);
+      return;
+    case StepLine::Kind::kNone: return;
+  }
+}
+
+void StepSeriesBuilder::AddPoint(const StepLine& l, int64_t t) {
+  if (!l.step || *l.step < 0 || *l.step > kMaxStep) return;  // not a plausible step counter
+  if (l.total && !s_.total_steps) s_.total_steps = l.total;
+  float direct = NAN;
+  bool inverse = false;
+  if (l.step_time_s && *l.step_time_s > 0) direct = static_cast<float>(*l.step_time_s);
+  else if (l.throughput && *l.throughput > 0) {
+    direct = static_cast<float>(1.0 / *l.throughput);
+    inverse = true;
+  }
+  if (!s_.points.empty() && *l.step <= s_.points.back().step) {
+    StepPoint& p = s_.points.back();
+    if (*l.step == p.step) {  // the same step printed by another line: fill what is missing
+      if (std::isnan(p.loss) && l.loss) p.loss = static_cast<float>(*l.loss);
+      if (std::isnan(p.direct) && !std::isnan(direct)) {
+        p.direct = direct;
+        if (inverse) ++n_throughput_;
+        else if (l.step_time_smoothed) ++n_smoothed_;
+        else ++n_exact_;
+      }
+    }
+    return;  // a step counter going backwards (restart, another loop): keep the first series
+  }
+  StepPoint p;
+  p.step = *l.step;
+  p.t_ms = t;
+  p.direct = direct;
+  if (!std::isnan(direct)) {
+    if (inverse) ++n_throughput_;
+    else if (l.step_time_smoothed) ++n_smoothed_;
+    else ++n_exact_;
+  }
+  if (l.loss) p.loss = static_cast<float>(*l.loss);
+  if (!s_.points.empty()) {
+    const StepPoint& prev = s_.points.back();
+    if (t != kNoTime && prev.t_ms != kNoTime && t >= prev.t_ms) {
+      p.delta = static_cast<float>((t - prev.t_ms) / 1000.0 / static_cast<double>(p.step - prev.step));
+      ++n_delta_;
+    }
+  }
+  p.flags = pending_flags_;
+  pending_flags_ = 0;
+  s_.points.push_back(p);
+}
+
+StepSeries StepSeriesBuilder::Finish() {
+  size_t n = s_.points.size();
+  // Cost: an exact per-step time the log printed wins; else time deltas when most points have
+  // them (tqdm's rate is a moving average that smears short pauses); else whatever was printed.
+  bool use_delta = false;
+  if (n_exact_ * 2 >= n && n_exact_ > 0) {
+    s_.cost_unit = "s/step (printed by the log)";
+  } else if (n > 1 && n_delta_ * 5 >= (n - 1) * 4) {
+    use_delta = true;
+    s_.cost_unit = "s/step (from timestamps)";
+  } else if (n_smoothed_ > 0) {
+    s_.cost_unit = "s/step (progress-bar rate)";
+  } else if (n_throughput_ > 0) {
+    s_.cost_unit = "1/throughput (s per item)";
+    s_.cost_is_inverse_throughput = true;
+  } else {
+    s_.cost_unit = "none";
+  }
+  for (StepPoint& p : s_.points) p.cost = use_delta ? p.delta : p.direct;
+  s_.time_source = n_own_time_ * 2 >= n && n_own_time_ > 0 ? "log timestamps"
+                   : n_arrival_ > 0                         ? "arrival times (train.log)"
+                                                            : "none";
+  std::vector<std::string> f;
+  for (auto& [name, count] : formats_) f.push_back(name);
+  s_.formats = Join(f, "+");
+  return std::move(s_);
+}
+
+bool SplitRunLogRecord(std::string_view line, int64_t* arrival_ms, std::string_view* text) {
+  // 2026-11-29T13:02:29.123Z\to\t...
+  if (line.size() < 27 || line[24] != '\t' || line[23] != 'Z' || line[26] != '\t' ||
+      (line[25] != 'o' && line[25] != 'e'))
+    return false;
+  // Cache the minute ("2026-11-29T13:02"): consecutive records share it; seconds are two digits.
+  static thread_local char cached[16];
+  static thread_local int64_t cached_min_s = 0;
+  static thread_local bool have = false;
+  const char* d = line.data();
+  if (d[16] != ':' || d[17] < '0' || d[17] > '5' || d[18] < '0' || d[18] > '9') return false;
+  uint64_t a0, a1, c0, c1;
+  std::memcpy(&a0, d, 8);
+  std::memcpy(&a1, d + 8, 8);
+  std::memcpy(&c0, cached, 8);
+  std::memcpy(&c1, cached + 8, 8);
+  if (!have || a0 != c0 || a1 != c1) {
+    auto t = ParseTimestamp(std::string(d, 16) + ":00", 0);
+    if (!t) return false;
+    cached_min_s = ToUnixMillis(*t) / 1000;
+    std::memcpy(cached, d, 16);
+    have = true;
+  }
+  int64_t secs = cached_min_s + (d[17] - '0') * 10 + (d[18] - '0');
+  const char* f = line.data() + 20;
+  if (line[19] != '.' || f[0] < '0' || f[0] > '9' || f[1] < '0' || f[1] > '9' || f[2] < '0' || f[2] > '9') return false;
+  *arrival_ms = secs * 1000 + (f[0] - '0') * 100 + (f[1] - '0') * 10 + (f[2] - '0');
+  *text = line.substr(27);
+  return true;
+}
+
+namespace {
+void AddLine(StepSeriesBuilder& b, std::string_view line) {
+  int64_t arrival = kNoTime;
+  std::string_view text = line;
+  if (!SplitRunLogRecord(line, &arrival, &text)) text = line;
+  // carriage-return redraws: each state is its own record
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t cr = text.find('\r', start);
+    std::string_view part = text.substr(start, cr == std::string_view::npos ? std::string_view::npos : cr - start);
+    if (!part.empty()) b.Add(part, arrival);
+    if (cr == std::string_view::npos) break;
+    start = cr + 1;
+  }
+}
+}  // namespace
+
+Result<StepSeries> ReadStepLog(const std::string& path, const LocalZone& zone) {
+  StepSeriesBuilder b(zone);
+  auto st = ForEachLine(path, [&](std::string_view line, uint64_t) {
+    AddLine(b, line);
+    return true;
+  });
+  if (!st) return std::unexpected(st.error());
+  StepSeries s = b.Finish();
+  s.lines = st->lines;
+  s.bytes = st->bytes;
+  return s;
+}
+
+StepSeries ParseStepLog(std::string_view text, const LocalZone& zone) {
+  StepSeriesBuilder b(zone);
+  uint64_t lines = 0;
+  for (std::string_view line : SplitLines(text)) {
+    ++lines;
+    AddLine(b, line);
+  }
+  StepSeries s = b.Finish();
+  s.lines = lines;
+  s.bytes = text.size();
+  return s;
+}
+
+}  // namespace sparkops

@@ -1,0 +1,78 @@
+#pragma once
+/// The step series of a training log: one point per optimizer step seen (step, time, cost per
+/// step, loss), plus evaluation / checkpoint markers. Built line by line, so memory grows with
+/// the number of steps, not with the size of the log.
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "analysis/line_reader.h"
+#include "analysis/localtime.h"
+#include "analysis/step_line.h"
+#include "base/error.h"
+
+namespace sparkops {
+
+inline constexpr int64_t kNoTime = std::numeric_limits<int64_t>::min();
+
+struct StepPoint {
+  int64_t step = 0;
+  int64_t t_ms = kNoTime;   ///< UTC ms: the log's own timestamp, else the arrival time; kNoTime if none
+  float direct = NAN;       ///< cost the log printed: s/step, or 1/throughput when only that is printed
+  float delta = NAN;        ///< s/step from time deltas to the previous point
+  float cost = NAN;         ///< the cost the detector uses (one of the two, chosen for the whole series)
+  float loss = NAN;
+  uint8_t flags = 0;        ///< kAfterEval / kAfterSave: an evaluation or save ran before this point
+};
+inline constexpr uint8_t kAfterEval = 1;
+inline constexpr uint8_t kAfterSave = 2;
+
+struct StepMarker {
+  int64_t t_ms = kNoTime;
+  int64_t step = 0;     ///< last training step seen before the marker
+  uint8_t kind = 0;     ///< kAfterEval or kAfterSave
+};
+
+struct StepSeries {
+  std::vector<StepPoint> points;
+  std::vector<StepMarker> markers;
+  std::string formats;       ///< "+"-joined formats seen, e.g. "tqdm+hf_dict"
+  std::string cost_unit;     ///< what `cost` is: "s/step (printed)", "s/step (from timestamps)", ...
+  bool cost_is_inverse_throughput = false;
+  std::string time_source;   ///< "log timestamps", "arrival times (train.log)", "none"
+  std::optional<int64_t> total_steps;
+  uint64_t lines = 0, bytes = 0, ignored_rank_lines = 0;
+  bool has_times() const;
+};
+
+class StepSeriesBuilder {
+ public:
+  explicit StepSeriesBuilder(const LocalZone& zone) : zone_(zone) {}
+  /// One output record (already split on '\r'); `arrival_ms` kNoTime when unknown.
+  void Add(std::string_view text, int64_t arrival_ms);
+  StepSeries Finish();
+
+ private:
+  void AddPoint(const StepLine& l, int64_t t);
+  const LocalZone& zone_;
+  StepSeries s_;
+  std::optional<int64_t> bar_total_;
+  uint8_t pending_flags_ = 0;
+  uint64_t n_exact_ = 0, n_smoothed_ = 0, n_throughput_ = 0, n_delta_ = 0, n_own_time_ = 0, n_arrival_ = 0;
+  std::map<std::string, int> formats_;
+};
+
+/// Splits one train.log record `<UTC timestamp>\t<o|e>\t<text>`; false when `line` is not one.
+bool SplitRunLogRecord(std::string_view line, int64_t* arrival_ms, std::string_view* text);
+
+/// Reads a training log: a `run` train.log (arrival times used) or any plain log. Streaming.
+Result<StepSeries> ReadStepLog(const std::string& path, const LocalZone& zone);
+/// The same over text in memory (tests).
+StepSeries ParseStepLog(std::string_view text, const LocalZone& zone);
+
+}  // namespace sparkops

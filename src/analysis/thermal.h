@@ -1,0 +1,66 @@
+#pragma once
+/// Thermal input for `analyze`: the CSV written by `sparkops sample` / `run` (read by column
+/// name, unknown columns ignored, empty cell = absent), or plain
+/// `nvidia-smi --query-gpu=timestamp,... --format=csv -l N` output (units and `[N/A]` handled;
+/// its zone-less timestamps are local time in the given zone).
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "analysis/localtime.h"
+#include "base/error.h"
+
+namespace sparkops {
+
+/// NVML clock-event reason bits (nvmlClocksEventReason*).
+inline constexpr uint64_t kReasonSwPowerCap = 0x4;
+inline constexpr uint64_t kReasonHwSlowdown = 0x8;
+inline constexpr uint64_t kReasonSwThermal = 0x20;
+inline constexpr uint64_t kReasonHwThermal = 0x40;
+inline constexpr uint64_t kReasonHwPowerBrake = 0x80;
+
+struct ThermalRow {
+  int64_t t_ms = 0;  ///< UTC ms
+  std::optional<double> temp_c, power_w, power_limit_w, sm_clock_mhz, sm_clock_max_mhz, util_pct,
+      mem_total_gib, mem_available_gib, swap_used_gib, psi_some_avg10, gpu_attributed_gib;
+  std::optional<uint64_t> reasons;  ///< clock-event reasons bitmask
+  std::string throttle;             ///< "+"-joined active throttle reasons ("" when none or absent)
+  std::string events;               ///< ";"-joined sampler events
+};
+
+struct ThermalSeries {
+  std::string format;  ///< "sparkops" or "nvidia-smi"
+  std::vector<ThermalRow> rows;
+  /// Median spacing of the rows in ms (0 with fewer than two rows).
+  int64_t interval_ms = 0;
+};
+
+/// Incremental parser: feed lines in order. Errors name `source`, the line and the column.
+class ThermalCsvParser {
+ public:
+  ThermalCsvParser(std::string source, const LocalZone& zone) : source_(std::move(source)), zone_(zone) {}
+  Result<bool> AddLine(std::string_view line, uint64_t lineno);
+  Result<ThermalSeries> Finish();
+
+ private:
+  enum Col : int;
+  std::string source_;
+  const LocalZone& zone_;
+  std::vector<int> cols_;  // column index -> Col
+  std::vector<std::string> names_;
+  std::string header_;
+  bool nvidia_smi_ = false;
+  ThermalSeries out_;
+};
+
+/// Pure: parses a whole CSV text.
+Result<ThermalSeries> ParseThermalCsv(std::string_view text, const std::string& source, const LocalZone& zone);
+/// Streams a CSV file.
+Result<ThermalSeries> ReadThermalCsv(const std::string& path, const LocalZone& zone);
+
+/// Names of the throttle reasons set in `bits` among the throttling ones ("sw_thermal+sw_power_cap").
+std::string ThrottleNames(uint64_t bits);
+
+}  // namespace sparkops

@@ -1,0 +1,73 @@
+// HostFacts accessors for the Python environment (G1, G2, G7, G9).
+#include "base/strings.h"
+#include "checks/facts.h"
+#include "host/command.h"
+#include "host/container.h"
+
+namespace sparkops {
+
+const Result<PythonEnv>& HostFacts::python() const {
+  if (!python_) python_ = DiscoverPython(ctx_, opts_.python, opts_.site_packages);
+  return *python_;
+}
+
+const Inventory& HostFacts::packages() const {
+  if (!packages_) packages_ = python() ? ScanSitePackages(python()->site_dirs) : Inventory{};
+  return *packages_;
+}
+
+const std::optional<Result<TorchVersion>>& HostFacts::torch_version() const {
+  if (!torch_version_) {
+    torch_version_.emplace();
+    if (const Package* t = packages().Find("torch")) {
+      std::string file = t->site_dir + "/torch/version.py";
+      auto text = ReadLocalFile(file, 1u << 20);
+      if (text) *torch_version_ = ParseTorchVersionPy(*text, file);
+      else *torch_version_ = Result<TorchVersion>(std::unexpected(Error{text.error().kind, text.error().message}));
+    }
+  }
+  return *torch_version_;
+}
+
+const Result<ElfInfo>& HostFacts::elf(const std::string& path) const {
+  auto it = elf_.find(path);
+  if (it == elf_.end()) it = elf_.emplace(path, ReadElf(path)).first;
+  return it->second;
+}
+
+const CudaArchList& HostFacts::cuda_arches(const std::string& path) const {
+  auto it = arches_.find(path);
+  if (it != arches_.end()) return it->second;
+  CudaArchList list;
+  std::string tool = FindCuobjdump(ctx_);
+  if (!tool.empty()) {
+    auto elf_out = RunCommand({tool, "--list-elf", path});
+    auto ptx_out = RunCommand({tool, "--list-ptx", path});
+    if (elf_out && ptx_out && !elf_out->timed_out && !ptx_out->timed_out) {
+      list.method = "cuobjdump";
+      list.arches = ParseCuobjdumpList(elf_out->out);
+      for (auto& a : ParseCuobjdumpList(ptx_out->out)) list.arches.push_back(a);
+    } else {
+      list.note = tool + " failed or timed out; ";
+    }
+  }
+  if (!list.known()) {
+    auto sec = ScanFatbinFile(path);
+    if (sec && !sec->empty()) {
+      list.arches = *sec;
+      {
+        list.method = "fatbin scan";
+        list.note += "cubin arch suffixes (a/f) are not decoded by the scan";
+      }
+    }
+    if (!list.known()) list.note += sec ? "no cuobjdump and no readable .nv_fatbin code" : sec.error().message;
+  }
+  return arches_.emplace(path, std::move(list)).first->second;
+}
+
+const std::string& HostFacts::host_machine() const {
+  if (!host_machine_) host_machine_ = UnameMachine();
+  return *host_machine_;
+}
+
+}  // namespace sparkops

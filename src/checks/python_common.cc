@@ -1,0 +1,69 @@
+#include "checks/python_common.h"
+
+#include <fmt/format.h>
+
+#include "base/strings.h"
+#include "host/container.h"
+
+namespace sparkops {
+
+std::string EnvEvidence(const PythonEnv& env) {
+  return fmt::format("Python environment from {}: {}", env.source, Join(env.site_dirs, ", "));
+}
+
+HostCuda HostCudaVersion(const HostFacts& f) {
+  HostCuda h;
+  const auto& snap = f.gpu();
+  if (snap.any() && snap.gpus[0].cuda_driver_version) {
+    int v = *snap.gpus[0].cuda_driver_version;
+    h.major = v / 1000;
+    h.text = fmt::format("{}.{}", v / 1000, (v % 1000) / 10);
+    h.from = "driver CUDA version (" + snap.source + ")";
+    h.from_driver = true;
+    return h;
+  }
+  if (auto tk = ReadCudaToolkitVersion(f.ctx().fs)) {
+    h.text = tk->version;
+    auto dot = tk->version.find('.');
+    if (auto m = ParseInt(std::string_view(tk->version).substr(0, dot))) h.major = static_cast<int>(*m);
+    h.from = tk->file;
+  }
+  return h;
+}
+
+bool IsGpuHost(const HostFacts& f, std::string* why) {
+  if (f.gpu().any()) {
+    if (why) *why = fmt::format("GPU {} read through {}", f.gpu().gpus[0].name, f.gpu().source);
+    return true;
+  }
+  if (auto line = NvidiaDriverVersionLine(f.ctx().fs)) {
+    if (why) *why = "NVIDIA driver loaded (/proc/driver/nvidia/version: " + *line + ")";
+    return true;
+  }
+  if (why) *why = "no GPU readable (" + (f.gpu().why_none.empty() ? std::string("none") : f.gpu().why_none) +
+                  ") and no NVIDIA driver loaded";
+  return false;
+}
+
+std::optional<std::pair<int, int>> ComputeCapability(const HostFacts& f) {
+  const auto& snap = f.gpu();
+  if (!snap.any() || !snap.gpus[0].cc_major || !snap.gpus[0].cc_minor) return std::nullopt;
+  return std::pair{*snap.gpus[0].cc_major, *snap.gpus[0].cc_minor};
+}
+
+std::optional<CheckResult> NoEnvironment(const HostFacts& f, const char* id) {
+  const auto& env = f.python();
+  if (env) return std::nullopt;
+  CheckResult r{id, CheckStatus::kSkip, "", {env.error().message}, ""};
+  if (env.error().kind == Error::Kind::kInput) {
+    r.summary = "cannot read the Python environment: " + env.error().message;
+    r.input_error = true;
+  } else {
+    r.summary = "no Python environment found (give --python EXE or --site-packages DIR)";
+  }
+  return r;
+}
+
+std::string PackageLabel(const Package& p) { return p.name + " " + p.version; }
+
+}  // namespace sparkops

@@ -1,0 +1,36 @@
+#pragma once
+/// Helpers shared by the Python-environment checks (G1, G2, G7, G9).
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "checks/check.h"
+
+namespace sparkops {
+
+/// "site-packages: /a, /b (from VIRTUAL_ENV=/v)" for evidence.
+std::string EnvEvidence(const PythonEnv& env);
+
+/// The host's CUDA: NVML's driver CUDA version, else the toolkit under --root.
+struct HostCuda {
+  std::optional<int> major;
+  std::string text;  ///< "13.0"
+  std::string from;  ///< "NVML driver", "/usr/local/cuda/version.json"
+  bool from_driver = false;  ///< the driver's CUDA version (what a wheel needs), not a toolkit's
+};
+HostCuda HostCudaVersion(const HostFacts& f);
+
+/// A GPU host: a readable GPU, or an NVIDIA driver loaded (/proc/driver/nvidia/version). `why`
+/// says which.
+bool IsGpuHost(const HostFacts& f, std::string* why);
+
+/// Compute capability of the first GPU, when reported.
+std::optional<std::pair<int, int>> ComputeCapability(const HostFacts& f);
+
+/// The common SKIP/input-error result when no environment was found; nullopt when there is one.
+std::optional<CheckResult> NoEnvironment(const HostFacts& f, const char* id);
+
+/// "torch 2.9.1+cu130" style label of a package.
+std::string PackageLabel(const Package& p);
+
+}  // namespace sparkops

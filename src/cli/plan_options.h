@@ -1,0 +1,34 @@
+#pragma once
+/// The plan flags shared by `plan` and `oom` (CLI11 side), and the plan renderers.
+#include <optional>
+#include <string>
+
+#include "cli/flags.h"
+#include "memory/planner.h"
+
+namespace sparkops {
+
+/// Raw flag values as CLI11 fills them (strings and numbers checked later, with the flag named).
+struct PlanFlags {
+  std::string method = "lora", grad_ckpt = "on", optimizer = "adamw", precision = "bf16", targets = "all",
+              attention = "sdpa", loss = "standard";
+  int64_t seq = 2048, batch = 1, rank = 16;
+  std::optional<double> budget_gib;
+  double reserve_gib = 4;
+  double lora_dropout = 0;
+};
+
+void AddPlanFlags(CLI::App& app, PlanFlags& f);
+/// Input error naming the flag for a bad value (rank 0, seq 0, unknown optimizer, ...).
+Result<memory::PlanOptions> ToPlanOptions(const PlanFlags& f);
+/// Resolves MODEL, reads the budget (MemAvailable under --root), plans. Errors are input errors.
+Result<memory::Plan> PlanFromFlags(Context& ctx, const std::string& model, const PlanFlags& f);
+
+}  // namespace sparkops
+
+#include <nlohmann/json.hpp>
+#include <ostream>
+namespace sparkops {
+nlohmann::json PlanJson(const memory::Plan& p);  ///< plan.cc
+void PrintPlan(std::ostream& out, const memory::Plan& p);  ///< plan.cc
+}  // namespace sparkops

@@ -1,0 +1,120 @@
+#include "host/container.h"
+
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include <nlohmann/json.hpp>
+
+#include "base/strings.h"
+
+namespace sparkops {
+
+std::string ParseCgroupEngine(std::string_view cgroup) {
+  for (auto line : SplitLines(cgroup)) {
+    for (auto [marker, engine] : {std::pair{"kubepods", "kubernetes"}, {"libpod", "podman"}, {"docker", "docker"},
+                                  {"containerd", "containerd"}, {"lxc", "lxc"}})
+      if (line.find(marker) != std::string_view::npos) return engine;
+  }
+  return "";
+}
+
+Env ParseEnviron(std::string_view block) {
+  Env env;
+  for (auto kv : Split(block, '\0')) {
+    size_t eq = kv.find('=');
+    if (eq == std::string_view::npos || eq == 0) continue;
+    env.emplace(std::string(kv.substr(0, eq)), std::string(kv.substr(eq + 1)));
+  }
+  return env;
+}
+
+ContainerInfo DetectContainer(const Context& ctx) {
+  ContainerInfo c;
+  auto mark = [&](const std::string& engine, std::string why) {
+    if (!c.in_container) c.engine = engine;
+    c.in_container = true;
+    c.evidence.push_back(std::move(why));
+  };
+  if (ctx.fs.Exists("/.dockerenv")) mark("docker", "/.dockerenv exists");
+  if (ctx.fs.Exists("/run/.containerenv")) mark("podman", "/run/.containerenv exists");
+  if (std::string v = ctx.Getenv("container"); !v.empty()) mark(v, "env container=" + v);
+  if (auto cg = ctx.fs.Read("/proc/1/cgroup", 1u << 20)) {
+    if (std::string e = ParseCgroupEngine(*cg); !e.empty()) mark(e, "/proc/1/cgroup names " + e);
+  }
+  if (auto mi = ctx.fs.Read("/proc/self/mountinfo", 4u << 20)) {
+    if (mi->find("/docker/containers/") != std::string::npos)
+      mark("docker", "/proc/self/mountinfo bind-mounts from /docker/containers/");
+    for (auto line : SplitLines(*mi)) {
+      auto f = Split(line, ' ');
+      // field 5 is the mount point; the filesystem type follows the " - " separator
+      if (f.size() > 7 && f[4] == "/") {
+        size_t dash = line.find(" - ");
+        if (dash != std::string_view::npos && StartsWith(line.substr(dash + 3), "overlay"))
+          mark("container", "/proc/self/mountinfo: / is an overlay filesystem");
+        break;
+      }
+    }
+  }
+  Env env = ctx.env;
+  if (env.find("NVIDIA_PRODUCT_NAME") == env.end())
+    if (auto pe = ctx.fs.Read("/proc/1/environ", 1u << 20)) {
+      Env pid1 = ParseEnviron(*pe);
+      for (const char* k : {"NVIDIA_PRODUCT_NAME", "NVIDIA_PYTORCH_VERSION", "PIP_CONSTRAINT"})
+        if (pid1.count(k)) env[k] = pid1[k];
+    }
+  auto get = [&](const char* k) {
+    auto it = env.find(k);
+    return it == env.end() ? std::string() : it->second;
+  };
+  c.ngc_product = get("NVIDIA_PRODUCT_NAME");
+  c.ngc_release = get("NVIDIA_PYTORCH_VERSION");
+  c.pip_constraint = get("PIP_CONSTRAINT");
+  return c;
+}
+
+std::optional<std::string> NvidiaDriverVersionLine(const HostFs& fs) {
+  auto v = fs.Read("/proc/driver/nvidia/version", 1u << 16);
+  if (!v) return std::nullopt;
+  auto lines = SplitLines(*v);
+  return lines.empty() ? std::string() : std::string(Trim(lines[0]));
+}
+
+std::optional<std::string> ParseCudaVersionJson(std::string_view text) {
+  auto j = nlohmann::json::parse(text, nullptr, false);
+  if (j.is_discarded() || !j.is_object() || !j.contains("cuda") || !j["cuda"].is_object()) return std::nullopt;
+  const auto& c = j["cuda"];
+  if (!c.contains("version") || !c["version"].is_string()) return std::nullopt;
+  return c["version"].get<std::string>();
+}
+
+std::optional<ToolkitVersion> ReadCudaToolkitVersion(const HostFs& fs) {
+  if (auto j = fs.Read("/usr/local/cuda/version.json", 1u << 20))
+    if (auto v = ParseCudaVersionJson(*j)) return ToolkitVersion{*v, "/usr/local/cuda/version.json"};
+  if (auto t = fs.Read("/usr/local/cuda/version.txt", 1u << 16)) {
+    std::string_view s = Trim(*t);
+    size_t sp = s.rfind(' ');
+    if (StartsWith(s, "CUDA Version ") && sp != std::string_view::npos)
+      return ToolkitVersion{std::string(s.substr(sp + 1)), "/usr/local/cuda/version.txt"};
+  }
+  return std::nullopt;
+}
+
+std::string UnameMachine() {
+  struct utsname u {};
+  if (::uname(&u) != 0) return "";
+  return u.machine;
+}
+
+std::string FindCuobjdump(const Context& ctx) {
+  std::string in_root = ctx.fs.Path("/usr/local/cuda/bin/cuobjdump");
+  if (::access(in_root.c_str(), X_OK) == 0) return in_root;
+  const std::string path = ctx.Getenv("PATH");  // the views below point into it
+  for (auto dir : Split(path, ':')) {
+    if (dir.empty()) continue;
+    std::string cand = std::string(dir) + "/cuobjdump";
+    if (::access(cand.c_str(), X_OK) == 0) return cand;
+  }
+  return "";
+}
+
+}  // namespace sparkops

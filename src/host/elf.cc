@@ -1,0 +1,235 @@
+#include "host/elf.h"
+
+#include <elf.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cctype>
+#include <cstring>
+#include <memory>
+#include <regex>
+
+#include "base/strings.h"
+
+namespace sparkops {
+
+namespace {
+
+/// Owns the fd and the libelf handle of one open file.
+struct ElfFile {
+  int fd = -1;
+  Elf* elf = nullptr;
+  ~ElfFile() {
+    if (elf) elf_end(elf);
+    if (fd >= 0) ::close(fd);
+  }
+};
+
+/// Opens `path` for reading with libelf after checking its size against the limit.
+Result<std::unique_ptr<ElfFile>> OpenElf(const std::string& path, const ElfLimits& limits) {
+  if (elf_version(EV_CURRENT) == EV_NONE) return IoError("libelf: version mismatch");
+  auto f = std::make_unique<ElfFile>();
+  f->fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (f->fd < 0) {
+    int e = errno;
+    if (e == ENOENT || e == ENOTDIR) return NotFound(path + ": no such file");
+    return IoError(path + ": cannot open: " + std::strerror(e));
+  }
+  struct stat st {};
+  if (::fstat(f->fd, &st) != 0 || !S_ISREG(st.st_mode)) return InputError(path + ": not a regular file");
+  if (static_cast<uint64_t>(st.st_size) > limits.max_file_bytes)
+    return InputError(path + ": " + std::to_string(st.st_size) + " bytes, over the ELF size limit");
+  if (st.st_size < static_cast<off_t>(sizeof(Elf32_Ehdr))) return InputError(path + ": too short to be ELF");
+  f->elf = elf_begin(f->fd, ELF_C_READ_MMAP, nullptr);
+  if (!f->elf || elf_kind(f->elf) != ELF_K_ELF)
+    return InputError(path + ": not an ELF file (" + std::string(elf_errmsg(-1)) + ")");
+  return f;
+}
+
+}  // namespace
+
+Result<ElfInfo> ReadElf(const std::string& path, const ElfLimits& limits) {
+  auto opened = OpenElf(path, limits);
+  if (!opened) return std::unexpected(opened.error());
+  Elf* elf = (*opened)->elf;
+  ElfInfo info;
+  int cls = gelf_getclass(elf);
+  info.elf_class = cls == ELFCLASS64 ? 64 : cls == ELFCLASS32 ? 32 : 0;
+  GElf_Ehdr eh;
+  if (!gelf_getehdr(elf, &eh)) return InputError(path + ": damaged ELF header");
+  info.machine = eh.e_machine;
+  size_t nsec = 0;
+  if (elf_getshdrnum(elf, &nsec) != 0 || nsec > limits.max_sections)
+    return InputError(path + ": damaged ELF: section count unreadable or implausible");
+  size_t shstrndx = 0;
+  bool have_names = elf_getshdrstrndx(elf, &shstrndx) == 0;
+  for (Elf_Scn* scn = elf_nextscn(elf, nullptr); scn; scn = elf_nextscn(elf, scn)) {
+    GElf_Shdr sh;
+    if (!gelf_getshdr(scn, &sh)) return InputError(path + ": damaged ELF section header");
+    if (have_names) {
+      const char* nm = elf_strptr(elf, shstrndx, sh.sh_name);
+      if (nm && std::strcmp(nm, ".nv_fatbin") == 0) info.has_fatbin = true;
+    }
+    if (sh.sh_type != SHT_DYNAMIC) continue;
+    if (sh.sh_entsize == 0 || sh.sh_size / sh.sh_entsize > limits.max_dyn_entries)
+      return InputError(path + ": damaged ELF: .dynamic entry count implausible");
+    Elf_Data* data = elf_getdata(scn, nullptr);
+    if (!data) return InputError(path + ": damaged ELF: .dynamic unreadable");
+    size_t n = sh.sh_size / sh.sh_entsize;
+    for (size_t i = 0; i < n; ++i) {
+      GElf_Dyn dyn;
+      if (!gelf_getdyn(data, static_cast<int>(i), &dyn)) return InputError(path + ": damaged ELF: .dynamic entry");
+      if (dyn.d_tag == DT_NULL) break;
+      if (dyn.d_tag != DT_NEEDED && dyn.d_tag != DT_RPATH && dyn.d_tag != DT_RUNPATH && dyn.d_tag != DT_SONAME)
+        continue;
+      const char* s = elf_strptr(elf, sh.sh_link, dyn.d_un.d_val);
+      if (!s) return InputError(path + ": damaged ELF: .dynamic string out of range");
+      if (dyn.d_tag == DT_NEEDED) info.needed.emplace_back(s);
+      else if (dyn.d_tag == DT_RPATH) info.rpath = s;
+      else if (dyn.d_tag == DT_RUNPATH) info.runpath = s;
+      else info.soname = s;
+    }
+  }
+  return info;
+}
+
+namespace {
+/// Calls `fn(string_view)` with the `.nv_fatbin` bytes of `path` (mapped, not copied); "" if none.
+template <typename Fn>
+auto WithFatbinSection(const std::string& path, size_t max_bytes, Fn fn) -> Result<decltype(fn(std::string_view()))> {
+  auto opened = OpenElf(path, ElfLimits{});
+  if (!opened) return std::unexpected(opened.error());
+  Elf* elf = (*opened)->elf;
+  size_t shstrndx = 0;
+  if (elf_getshdrstrndx(elf, &shstrndx) != 0) return InputError(path + ": damaged ELF: no section names");
+  for (Elf_Scn* scn = elf_nextscn(elf, nullptr); scn; scn = elf_nextscn(elf, scn)) {
+    GElf_Shdr sh;
+    if (!gelf_getshdr(scn, &sh)) return InputError(path + ": damaged ELF section header");
+    const char* nm = elf_strptr(elf, shstrndx, sh.sh_name);
+    if (!nm || std::strcmp(nm, ".nv_fatbin") != 0) continue;
+    if (sh.sh_type == SHT_NOBITS) return fn(std::string_view());
+    if (sh.sh_size > max_bytes) return InputError(path + ": .nv_fatbin larger than the scan limit");
+    Elf_Data* data = elf_getdata(scn, nullptr);
+    if (!data || !data->d_buf) return InputError(path + ": damaged ELF: .nv_fatbin unreadable");
+    return fn(std::string_view(static_cast<const char*>(data->d_buf), data->d_size));
+  }
+  return fn(std::string_view());
+}
+}  // namespace
+
+Result<std::vector<CudaArch>> ScanFatbinFile(const std::string& path) {
+  return WithFatbinSection(path, 4ull << 30, [](std::string_view d) { return ScanFatbin(d); });
+}
+
+Result<std::string> ReadFatbinSection(const std::string& path, size_t max_bytes) {
+  return WithFatbinSection(path, max_bytes, [](std::string_view d) { return std::string(d); });
+}
+
+std::string ElfMachineName(uint16_t machine) {
+  switch (machine) {
+    case EM_X86_64: return "x86-64";
+    case EM_AARCH64: return "aarch64";
+    case EM_386: return "i386";
+    case EM_PPC64: return "ppc64";
+    case EM_ARM: return "arm";
+    case EM_RISCV: return "riscv";
+    default: return "EM_" + std::to_string(machine);
+  }
+}
+
+uint16_t ElfMachineFromUname(std::string_view m) {
+  if (m == "x86_64" || m == "amd64") return EM_X86_64;
+  if (m == "aarch64" || m == "arm64") return EM_AARCH64;
+  if (m == "ppc64le" || m == "ppc64") return EM_PPC64;
+  if (m == "riscv64") return EM_RISCV;
+  if (m == "i686" || m == "i386") return EM_386;
+  return 0;
+}
+
+std::vector<CudaArch> ParseCuobjdumpList(std::string_view text) {
+  // "ELF file    1: name.sm_121a.cubin" / "PTX file    1: name.compute_120.ptx"
+  static const std::regex re(R"(^\s*(ELF|PTX) file\s+\d+:.*\.((?:sm|compute)_\d+[af]?)\.(?:cubin|ptx)\s*$)");
+  std::vector<CudaArch> out;
+  for (auto line : SplitLines(text)) {
+    if (line.size() > 4096) continue;  // not a listing line; keeps std::regex's recursion bounded
+    std::match_results<std::string_view::const_iterator> m;
+    if (!std::regex_match(line.begin(), line.end(), m, re)) continue;
+    CudaArch a{m[2].str(), m[1].str() == "PTX"};
+    bool dup = false;
+    for (const auto& x : out) dup |= (x.name == a.name && x.ptx == a.ptx);
+    if (!dup) out.push_back(a);
+  }
+  return out;
+}
+
+namespace {
+template <typename T>
+T LoadLe(std::string_view d, size_t off) {
+  T v{};
+  std::memcpy(&v, d.data() + off, sizeof(T));  // little-endian hosts only (x86-64, aarch64)
+  return v;
+}
+}  // namespace
+
+std::vector<CudaArch> ScanFatbin(std::string_view d) {
+  // Layout (reverse-engineered, UNVERIFIED; checks-spec §0.6): a 16-byte header
+  // {u32 magic 0xBA55ED50, u16 version, u16 header_size, u64 entries_size}, then entries
+  // {u16 kind (1 PTX, 2 ELF), u16, u32 header_size, u64 payload_size, u32, u32, u16 minor,
+  //  u16 major, u32 arch (e.g. 121), ..., u64 flags @40 (0x2000 = compressed)}.
+  constexpr uint32_t kMagic = 0xBA55ED50u;
+  std::vector<CudaArch> out;
+  auto add = [&](CudaArch a) {
+    for (const auto& x : out)
+      if (x.name == a.name && x.ptx == a.ptx) return;
+    out.push_back(std::move(a));
+  };
+  size_t pos = 0;
+  while (pos + 16 <= d.size()) {
+    if (LoadLe<uint32_t>(d, pos) != kMagic) {
+      pos += 8;  // fatbins are 8-byte aligned inside the section
+      continue;
+    }
+    uint16_t hsize = LoadLe<uint16_t>(d, pos + 6);
+    uint64_t fsize = LoadLe<uint64_t>(d, pos + 8);
+    if (hsize < 16 || fsize > d.size() || pos + hsize + fsize > d.size()) break;  // damaged: stop
+    size_t e = pos + hsize, end = pos + hsize + fsize;
+    while (e + 64 <= end) {
+      uint16_t kind = LoadLe<uint16_t>(d, e);
+      uint32_t ehsize = LoadLe<uint32_t>(d, e + 4);
+      uint64_t psize = LoadLe<uint64_t>(d, e + 8);
+      uint32_t arch = LoadLe<uint32_t>(d, e + 28);
+      uint64_t flags = LoadLe<uint64_t>(d, e + 40);
+      if (ehsize < 64 || ehsize > end - e || psize > end - e - ehsize) break;
+      std::string_view payload = d.substr(e + ehsize, psize);
+      bool compressed = (flags & 0x2000) != 0;
+      if (kind == 1) {
+        std::string name = "compute_" + std::to_string(arch);
+        if (!compressed) {  // ".target sm_121a" gives the exact target, suffix included
+          size_t t = payload.find(".target");
+          if (t != std::string_view::npos) {
+            size_t s = payload.find("sm_", t);
+            if (s != std::string_view::npos && s < t + 16) {
+              size_t k = s + 3;
+              while (k < payload.size() && (std::isdigit(static_cast<unsigned char>(payload[k])) ||
+                                            payload[k] == 'a' || payload[k] == 'f'))
+                ++k;
+              if (k > s + 3) name = "compute_" + std::string(payload.substr(s + 3, k - s - 3));
+            }
+          }
+        }
+        add({name, true});
+      } else if (kind == 2) {
+        add({"sm_" + std::to_string(arch), false});
+      }
+      e += ehsize + psize;
+    }
+    pos = end;
+    pos = (pos + 7) & ~size_t{7};
+  }
+  return out;
+}
+
+}  // namespace sparkops

@@ -1,0 +1,176 @@
+// Package inventory of site-packages dirs (pyenv.h): dist-info via RECORD, egg-info via a walk.
+#include <algorithm>
+#include <filesystem>
+
+#include "base/strings.h"
+#include "host/hostfs.h"
+#include "host/pyenv.h"
+
+namespace sparkops {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr size_t kMaxMetaBytes = 4u << 20;   // METADATA with a long description
+constexpr size_t kMaxRecordBytes = 32u << 20;
+constexpr size_t kMaxWalkEntries = 50000;    // per egg-info package tree
+
+bool IsSharedObject(std::string_view path) {
+  std::string_view leaf = path.substr(path.rfind('/') == std::string_view::npos ? 0 : path.rfind('/') + 1);
+  return EndsWith(leaf, ".so") || leaf.find(".so.") != std::string_view::npos;
+}
+
+/// Walks `root` (a dir or a single file) for .so files, bounded; symlinks are not followed.
+void WalkForObjects(const fs::path& root, std::vector<std::string>& out, size_t& budget) {
+  std::error_code ec;
+  if (fs::is_regular_file(fs::symlink_status(root, ec))) {
+    if (IsSharedObject(root.string())) out.push_back(root.string());
+    return;
+  }
+  if (!fs::is_directory(fs::symlink_status(root, ec))) return;
+  for (fs::recursive_directory_iterator it(root, fs::directory_options::skip_permission_denied, ec), end;
+       !ec && it != end; it.increment(ec)) {
+    if (budget == 0) return;
+    --budget;
+    if (it->is_regular_file(ec) && !it->is_symlink(ec) && IsSharedObject(it->path().filename().string()))
+      out.push_back(it->path().string());
+  }
+}
+
+}  // namespace
+
+bool IsCudaExtensionPackage(std::string_view norm) {
+  for (std::string_view n : {"torch", "bitsandbytes", "flash-attn", "xformers", "vllm", "triton", "pytorch-triton",
+                             "sgl-kernel", "tensorrt-llm", "torchvision", "torchaudio", "apex", "deepspeed"})
+    if (norm == n) return true;
+  return StartsWith(norm, "flashinfer");
+}
+
+namespace {
+
+/// No RECORD: walk the top-level modules (top_level.txt, else the name) for native objects -
+/// only for the packages whose native code the checks inspect (G1 rule 2 lists them; other
+/// objects are taken from RECORD). Walking every Debian egg-info tree would cost more than the
+/// rest of preflight together.
+void WalkPackageTrees(Package& p, bool meta_is_dir, const std::vector<std::string>& site_names) {
+  if (!IsCudaExtensionPackage(p.norm)) return;
+  std::vector<std::string> tops;
+  if (meta_is_dir)
+    if (auto tl = ReadLocalFile(p.meta_dir + "/top_level.txt", 1u << 16))
+      for (auto line : SplitLines(*tl))
+        if (!Trim(line).empty()) tops.emplace_back(Trim(line));
+  if (tops.empty()) {
+    std::string mod = p.norm;
+    std::replace(mod.begin(), mod.end(), '-', '_');
+    tops.push_back(mod);
+  }
+  size_t budget = kMaxWalkEntries;
+  for (const auto& t : tops) {
+    if (t.find('/') != std::string::npos || t == "..") continue;
+    WalkForObjects(fs::path(p.site_dir) / t, p.shared_objects, budget);
+    // single-module extensions live beside the dirs: "<t>.cpython-312-x86_64-linux-gnu.so"
+    auto first = std::lower_bound(site_names.begin(), site_names.end(), t + ".");
+    for (auto it = first; it != site_names.end() && StartsWith(*it, t + "."); ++it)
+      if (IsSharedObject(*it)) p.shared_objects.push_back(p.site_dir + "/" + *it);
+  }
+}
+
+void ReadDistInfo(Package& p, const std::vector<std::string>& site_names) {
+  std::string md_file = p.meta_dir + "/METADATA";
+  if (auto md = ReadLocalFile(md_file, kMaxMetaBytes)) {
+    if (auto parsed = ParseMetadata(*md, md_file)) {
+      p.name = parsed->name;
+      p.version = parsed->version;
+      p.requires_dist = std::move(parsed->requires_dist);
+    } else {
+      p.problem = parsed.error().message;
+    }
+  } else {
+    p.problem = md_file + ": " + md.error().message;
+  }
+  std::string rec_file = p.meta_dir + "/RECORD";
+  if (auto rec = ReadLocalFile(rec_file, kMaxRecordBytes)) {
+    if (auto rows = ParseRecord(*rec, rec_file)) {
+      for (const auto& r : *rows)
+        if (!StartsWith(r.path, "../") && !StartsWith(r.path, "/") && IsSharedObject(r.path))
+          p.shared_objects.push_back(p.site_dir + "/" + r.path);
+    } else if (p.problem.empty()) {
+      p.problem = rows.error().message;
+    }
+  } else if (rec.error().kind == Error::Kind::kNotFound) {
+    WalkPackageTrees(p, true, site_names);  // some installers (conda, vendored) leave no RECORD
+  }
+  std::string du_file = p.meta_dir + "/direct_url.json";
+  if (auto du = ReadLocalFile(du_file, 1u << 20)) {
+    if (auto parsed = ParseDirectUrl(*du, du_file)) p.direct_url = *parsed;
+    else if (p.problem.empty()) p.problem = parsed.error().message;
+  }
+  if (auto inst = ReadLocalFile(p.meta_dir + "/INSTALLER", 4096)) p.installer = std::string(Trim(*inst));
+}
+
+void ReadEggInfo(Package& p, bool is_file, const std::vector<std::string>& site_names) {
+  std::string pkg_info = is_file ? p.meta_dir : p.meta_dir + "/PKG-INFO";
+  if (auto md = ReadLocalFile(pkg_info, kMaxMetaBytes)) {
+    if (auto parsed = ParseMetadata(*md, pkg_info)) {
+      p.name = parsed->name;
+      p.version = parsed->version;
+    } else {
+      p.problem = parsed.error().message;
+    }
+  }
+  if (!is_file)
+    if (auto req = ReadLocalFile(p.meta_dir + "/requires.txt", 1u << 20))
+      for (auto line : SplitLines(*req)) {
+        line = Trim(line);
+        if (line.empty() || line[0] == '[') break;  // extras sections follow; ignore them
+        p.requires_dist.push_back(ParseRequirement(line));
+      }
+  WalkPackageTrees(p, !is_file, site_names);
+}
+
+}  // namespace
+
+Inventory ScanSitePackages(const std::vector<std::string>& site_dirs) {
+  Inventory inv;
+  for (const auto& dir : site_dirs) {
+    std::error_code ec;
+    std::vector<std::string> names;
+    for (const auto& e : fs::directory_iterator(dir, ec)) names.push_back(e.path().filename().string());
+    std::sort(names.begin(), names.end());
+    for (const auto& n : names) {
+      auto dn = ParseDistDirName(n);
+      if (!dn) continue;
+      Package p;
+      p.name = dn->name;
+      p.version = dn->version;
+      p.site_dir = dir;
+      p.meta_dir = dir + "/" + n;
+      p.egg = dn->egg;
+      p.norm = NormalizeName(p.name);
+      bool is_file = fs::is_regular_file(p.meta_dir, ec);
+      if (p.egg) ReadEggInfo(p, is_file, names);
+      else ReadDistInfo(p, names);
+      p.norm = NormalizeName(p.name);
+      std::sort(p.shared_objects.begin(), p.shared_objects.end());
+      p.shared_objects.erase(std::unique(p.shared_objects.begin(), p.shared_objects.end()), p.shared_objects.end());
+      inv.packages.push_back(std::move(p));
+    }
+  }
+  return inv;
+}
+
+const Package* Inventory::Find(std::string_view norm_name) const {
+  for (const auto& p : packages)
+    if (p.norm == norm_name) return &p;
+  return nullptr;
+}
+
+std::vector<const Package*> Inventory::FindAll(std::string_view norm_name) const {
+  std::vector<const Package*> out;
+  for (const auto& p : packages)
+    if (p.norm == norm_name) out.push_back(&p);
+  return out;
+}
+
+}  // namespace sparkops

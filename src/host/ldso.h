@@ -1,0 +1,46 @@
+#pragma once
+/// Where ld.so would find a NEEDED library (checks-spec §0.3), without loading anything.
+/// Order: DT_RPATH (only when there is no DT_RUNPATH), LD_LIBRARY_PATH, DT_RUNPATH, then the
+/// libraries torch's __init__ preloads from the pip `nvidia/*/lib` dirs, then the ld.so.conf
+/// and default dirs under --root. /etc/ld.so.cache itself is not parsed: the dirs it is built
+/// from (/etc/ld.so.conf.d/*.conf) are read instead.
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cli/context.h"
+#include "host/elf.h"
+
+namespace sparkops {
+
+struct LdsoEnv {
+  std::vector<std::string> ld_library_path;  ///< from the user's LD_LIBRARY_PATH
+  std::vector<std::string> pip_nvidia_dirs;  ///< <site>/nvidia/*/lib, <site>/nvidia/cu13/lib
+  std::vector<std::string> system_dirs;      ///< ld.so.conf.d dirs + defaults, real paths under --root
+};
+
+/// Builds the search environment: LD_LIBRARY_PATH from ctx.env; ld.so.conf.d and default dirs
+/// (/lib, /usr/lib, /lib/<triplet>, /usr/lib/<triplet>, /usr/local/cuda/lib64,
+/// /usr/local/cuda/targets/*/lib) under --root; nvidia/*/lib under each site dir.
+LdsoEnv MakeLdsoEnv(const Context& ctx, const std::vector<std::string>& site_dirs);
+
+/// Splits a DT_RPATH/DT_RUNPATH value and expands $ORIGIN / ${ORIGIN} to `origin_dir`.
+std::vector<std::string> ExpandSearchPath(std::string_view raw, std::string_view origin_dir);
+
+struct Resolution {
+  std::optional<std::string> path;  ///< where it was found; absent = ld.so would fail
+  std::string via;                  ///< "RPATH", "LD_LIBRARY_PATH", "RUNPATH", "pip nvidia/*/lib", "system dirs"
+};
+
+/// Resolves one NEEDED name of the object at `obj_path` (a real path).
+Resolution ResolveNeeded(const std::string& needed, const ElfInfo& obj, const std::string& obj_path,
+                         const LdsoEnv& env);
+
+/// True for the CUDA libraries G1 tracks (libcudart, libcublas(Lt), libcufft, libcusparse,
+/// libcusolver, libcurand, libnvrtc, libnvJitLink, libcudnn, libcupti, libnvToolsExt ...).
+bool IsCudaLibrary(std::string_view soname);
+/// The CUDA major a CUDA toolkit soname pins: "libcudart.so.12" -> 12, "libcublasLt.so.13" -> 13,
+/// "libcudart.so.11.0" -> 11. Absent for non-toolkit libraries (cuDNN's .so.9 is not a CUDA major).
+std::optional<int> CudaMajorOfSoname(std::string_view soname);
+
+}  // namespace sparkops

@@ -1,0 +1,109 @@
+#include "memory/ladder.h"
+
+#include <fmt/format.h>
+
+#include "host/dropcaches.h"
+
+namespace sparkops::memory {
+namespace {
+
+constexpr double kWorthFlushingGiB = 1.0;  ///< less reclaimable cache than this is not worth a rerun
+
+std::optional<Plan> Replan(const Plan& p, Method m) {
+  PlanOptions o = p.options;
+  o.method = m;
+  auto r = MakePlan(p.model, o, p.budget);
+  if (!r) return std::nullopt;
+  return *r;
+}
+
+}  // namespace
+
+Ladder BuildLadder(const Result<MemInfo>& mi, const std::optional<Plan>& plan, const std::optional<OomSignature>& oom) {
+  Ladder l;
+  std::optional<uint64_t> cache;
+  if (mi) cache = mi->PageCache();
+  if (cache) l.page_cache_gib = ToGiB(*cache);
+  l.steps.push_back({1, "flush the page cache",
+                     cache ? fmt::format("{:.1f} GiB of page cache is reclaimable now (Cached + Buffers - Shmem, "
+                                         "meminfo); `sudo sparkops flush` (sync; echo 3 > {}) - a between-run "
+                                         "reset, not a mid-training step",
+                                         *l.page_cache_gib, kDropCachesPath)
+                           : "page cache not reported by meminfo; `sudo sparkops flush` between runs"});
+  const bool qlora_load_oom = plan && plan->options.method == Method::kQlora && oom &&
+                              (oom->phase == OomPhase::kLoad || oom->phase == OomPhase::kDequant);
+  if (!plan) {
+    l.steps.push_back({2, "shorter packing, then a smaller batch", "give MODEL and the plan options for the largest values that fit"});
+    l.steps.push_back({3, "downgrade the method: full -> bf16 LoRA -> QLoRA", "give MODEL to see which method fits"});
+    l.steps.push_back({4, "smaller model, or two Sparks with DDP/FSDP (never tensor parallelism for training)",
+                       "when steps 1-3 still do not fit"});
+    l.next = 1;
+    l.why_next = "the ladder starts with the flush; batch size is never step 1";
+    return l;
+  }
+  const PlanOptions& o = plan->options;
+  const Breakdown& b = plan->breakdown;
+  std::string s2;
+  if (plan->max_seq && *plan->max_seq < o.seq)
+    s2 = fmt::format("pack length {} -> {} (largest that fits at batch {})", o.seq, *plan->max_seq, o.batch);
+  else if (plan->max_seq)
+    s2 = fmt::format("pack length {} already fits at batch {} (up to {})", o.seq, o.batch, *plan->max_seq);
+  else
+    s2 = fmt::format("no pack length fits at batch {}", o.batch);
+  if (plan->max_batch && *plan->max_batch < o.batch)
+    s2 += fmt::format("; then batch {} -> {} at seq {}", o.batch, *plan->max_batch, o.seq);
+  else if (!plan->max_batch)
+    s2 += fmt::format("; no batch fits at seq {}", o.seq);
+  else
+    s2 += fmt::format("; batch up to {} fits at seq {}", *plan->max_batch, o.seq);
+  l.steps.push_back({2, "shorter packing, then a smaller batch", s2});
+
+  std::optional<Plan> lora, qlora;
+  if (o.method == Method::kFull || o.method == Method::kQlora) lora = Replan(*plan, Method::kLora);
+  if (o.method != Method::kQlora) qlora = Replan(*plan, Method::kQlora);
+  std::string s3;
+  auto describe = [](const char* what, const std::optional<Plan>& p) {
+    if (!p) return fmt::format("{}: could not be planned", what);
+    return fmt::format("{}: peak {:.1f} GiB of {:.1f} GiB -> {}", what, p->breakdown.peak() / kGiB, p->budget.bytes / kGiB,
+                       ToString(p->verdict));
+  };
+  if (o.method == Method::kFull) s3 = describe("bf16 LoRA", lora) + "; " + describe("QLoRA", qlora);
+  else if (o.method == Method::kLora) s3 = describe("QLoRA", qlora);
+  else
+    s3 = "QLoRA is the last tier; " + describe("bf16 LoRA", lora) +
+         (qlora_load_oom ? " - a QLoRA OOM during load/dequantisation is not proof the model doesn't fit" : "");
+  l.steps.push_back({3, "downgrade the method: full -> bf16 LoRA -> QLoRA", s3});
+  l.steps.push_back({4, "smaller model, or two Sparks with DDP/FSDP (never tensor parallelism for training)",
+                     "when steps 1-3 still do not fit"});
+
+  const bool lora_fits = lora && lora->verdict != Verdict::kNoFit;
+  const bool shrink_fits = (plan->max_seq && *plan->max_seq < o.seq) || (plan->max_batch && *plan->max_batch < o.batch);
+  if (l.page_cache_gib && *l.page_cache_gib >= kWorthFlushingGiB) {
+    l.next = 1;
+    l.why_next = fmt::format("{:.1f} GiB of page cache can be dropped for free before changing the run", *l.page_cache_gib);
+  } else if (qlora_load_oom && lora_fits) {
+    l.next = 3;
+    l.why_next = fmt::format("the OOM was at {} with bitsandbytes; bf16 LoRA fits (peak {:.1f} GiB), and a QLoRA OOM "
+                             "is not proof the model doesn't fit",
+                             ToString(oom->phase), lora->breakdown.peak() / kGiB);
+  } else if (plan->verdict == Verdict::kNoFit && shrink_fits) {
+    l.next = 2;
+    l.why_next = "the plan does not fit as configured; a shorter pack (or smaller batch) does";
+  } else if (plan->verdict == Verdict::kNoFit) {
+    const bool qlora_fits = qlora && qlora->verdict != Verdict::kNoFit;
+    std::string tier;
+    if (o.method == Method::kFull && lora_fits) tier = "bf16 LoRA";
+    else if (o.method != Method::kQlora && qlora_fits) tier = "QLoRA";
+    l.next = tier.empty() ? 4 : 3;
+    l.why_next = tier.empty() ? "no pack length, batch or method tier fits this budget"
+                              : "no pack length or batch makes it fit; " + tier + " does";
+  } else {
+    l.next = 2;
+    l.why_next = fmt::format("the planner says this configuration {} (peak {:.1f} GiB of {:.1f} GiB): check what else "
+                             "holds the pool (`sparkops ps`), then shorten the pack",
+                             ToString(plan->verdict), b.peak() / kGiB, plan->budget.bytes / kGiB);
+  }
+  return l;
+}
+
+}  // namespace sparkops::memory

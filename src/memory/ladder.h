@@ -1,0 +1,31 @@
+#pragma once
+/// The seed's OOM ladder, computed: 1 flush the page cache, 2 shorter packing then smaller batch,
+/// 3 method downgrade (full -> bf16 LoRA -> QLoRA; a QLoRA OOM at load/dequantisation -> bf16
+/// LoRA when it fits), 4 smaller model or two Sparks (DDP/FSDP, never TP for training).
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "analysis/oom_signature.h"
+#include "host/meminfo.h"
+#include "memory/planner.h"
+
+namespace sparkops::memory {
+
+struct LadderStep {
+  int number = 0;
+  std::string title;
+  std::string detail;  ///< with the numbers, or why the step does not apply
+};
+
+struct Ladder {
+  std::vector<LadderStep> steps;  ///< always 4, in the seed's order
+  int next = 1;                   ///< the step to take now
+  std::string why_next;
+  std::optional<double> page_cache_gib;  ///< reclaimable page cache now (meminfo)
+};
+
+/// `plan` absent: only step 1 has numbers. `oom` absent or kNone: no log was given / no OOM text.
+Ladder BuildLadder(const Result<MemInfo>& meminfo, const std::optional<Plan>& plan, const std::optional<OomSignature>& oom);
+
+}  // namespace sparkops::memory

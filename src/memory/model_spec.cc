@@ -1,0 +1,193 @@
+#include "memory/model_spec.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+
+namespace sparkops::memory {
+namespace {
+
+using nlohmann::json;
+
+bool OneOf(const std::string& t, std::initializer_list<const char*> names) {
+  for (const char* n : names)
+    if (t == n) return true;
+  return false;
+}
+
+constexpr uint64_t kMaxDim = 100'000'000;  // larger than any real config field; bounds products
+
+/// Reads the first present key of `keys` as a positive integer bounded by kMaxDim.
+Result<std::optional<uint64_t>> Field(const json& j, std::initializer_list<const char*> keys,
+                                       const std::string& file) {
+  for (const char* k : keys) {
+    auto it = j.find(k);
+    if (it == j.end() || it->is_null()) continue;
+    if (!it->is_number_integer() && !it->is_number_unsigned())
+      return InputError(fmt::format("{}: field '{}' is not an integer", file, k));
+    int64_t v = it->get<int64_t>();
+    if (v <= 0 || static_cast<uint64_t>(v) > kMaxDim)
+      return InputError(fmt::format("{}: field '{}' = {} is out of range (1..{})", file, k, v, kMaxDim));
+    return std::optional<uint64_t>(static_cast<uint64_t>(v));
+  }
+  return std::optional<uint64_t>();
+}
+
+Result<uint64_t> Required(const json& j, std::initializer_list<const char*> keys, const std::string& file) {
+  auto v = Field(j, keys, file);
+  if (!v) return std::unexpected(v.error());
+  if (!*v) return InputError(fmt::format("{}: missing field '{}'", file, *keys.begin()));
+  return **v;
+}
+
+bool DefaultTied(const std::string& t) {
+  // transformers' per-class default for tie_word_embeddings.
+  return OneOf(t, {"gemma", "gemma2", "gemma3", "gemma3_text", "opt", "bloom"});
+}
+
+}  // namespace
+
+bool ModelSpec::gated_mlp() const { return !OneOf(model_type, {"gpt_neox", "falcon", "opt", "bloom"}); }
+bool ModelSpec::fused_qkv() const { return OneOf(model_type, {"phi3", "falcon", "bloom", "gpt_neox"}); }
+bool ModelSpec::fused_gate_up() const { return model_type == "phi3"; }
+int ModelSpec::norms_per_layer() const {
+  if (model_type == "falcon") return 1;  // falcon-7b: one LayerNorm feeding parallel attention + MLP
+  return OneOf(model_type, {"gemma2", "gemma3", "gemma3_text"}) ? 4 : 2;
+}
+
+std::vector<LinearShape> ModelSpec::BlockLinears() const {
+  std::vector<LinearShape> v;
+  const uint64_t q = heads * head_dim, kv = kv_heads * head_dim;
+  if (fused_qkv()) {
+    v.push_back({"qkv", hidden, q + 2 * kv, 1});
+  } else {
+    v.push_back({"q", hidden, q, 1});
+    v.push_back({"k", hidden, kv, 1});
+    v.push_back({"v", hidden, kv, 1});
+  }
+  v.push_back({"o", q, hidden, 1});
+  const uint64_t n = is_moe() ? experts : 1;
+  const uint64_t i = is_moe() ? expert_intermediate : intermediate;
+  if (!gated_mlp()) {
+    v.push_back({"up", hidden, i, n});
+  } else if (fused_gate_up()) {
+    v.push_back({"gate_up", hidden, 2 * i, n});
+  } else {
+    v.push_back({"gate", hidden, i, n});
+    v.push_back({"up", hidden, i, n});
+  }
+  v.push_back({"down", i, hidden, n});
+  return v;
+}
+
+ParamCounts CountParams(const ModelSpec& s) {
+  ParamCounts c;
+  c.embedding = s.vocab * s.hidden;
+  if (s.model_type == "opt" && s.max_positions) c.embedding += (*s.max_positions + 2) * s.hidden;
+  c.head = s.tied ? 0 : s.vocab * s.hidden;
+  uint64_t per_layer = 0, per_layer_active = 0;
+  for (const auto& l : s.BlockLinears()) {
+    per_layer += l.params();
+    per_layer_active += l.d_in * l.d_out * (s.is_moe() ? std::min(l.count, s.experts_per_token) : l.count);
+  }
+  c.block_linear = per_layer * s.layers;
+  c.active_block_linear = per_layer_active * s.layers;
+  const bool ln_bias = OneOf(s.model_type, {"gpt_neox", "falcon", "opt", "bloom"});
+  uint64_t other = static_cast<uint64_t>(s.norms_per_layer()) * s.hidden * (ln_bias ? 2 : 1);
+  if (OneOf(s.model_type, {"qwen3", "qwen3_moe", "gemma3", "gemma3_text"})) other += 2 * s.head_dim;  // q_norm, k_norm
+  if (s.model_type == "qwen2") other += (s.heads + 2 * s.kv_heads) * s.head_dim;    // q/k/v biases
+  if (s.is_moe()) other += s.hidden * s.experts;                                    // router
+  if (OneOf(s.model_type, {"bloom", "opt", "gpt_neox"}))                            // biases of every linear
+    other += (s.heads + 2 * s.kv_heads) * s.head_dim + 2 * s.hidden + s.intermediate;
+  c.other = other * s.layers + s.hidden * (ln_bias ? 2 : 1);                        // + final norm
+  if (s.model_type == "bloom") c.other += 2 * s.hidden;                             // embedding LayerNorm
+  return c;
+}
+
+const std::vector<std::string>& SupportedModelTypes() {
+  static const std::vector<std::string> kTypes = {
+      "llama", "mistral", "mixtral", "qwen2", "qwen3", "qwen3_moe", "gemma", "gemma2",
+      "gemma3", "gemma3_text", "phi3", "gpt_oss", "gpt_neox", "falcon", "opt", "bloom"};
+  return kTypes;
+}
+
+Result<ModelSpec> ParseConfigJson(std::string_view text, const std::string& file) {
+  json root = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (root.is_discarded()) return InputError(fmt::format("{}: not valid JSON", file));
+  if (!root.is_object()) return InputError(fmt::format("{}: not a JSON object", file));
+  auto mt = root.find("model_type");
+  if (mt == root.end() || !mt->is_string()) return InputError(fmt::format("{}: missing field 'model_type'", file));
+  ModelSpec s;
+  s.name = file;
+  s.model_type = mt->get<std::string>();
+  const auto& types = SupportedModelTypes();
+  if (std::find(types.begin(), types.end(), s.model_type) == types.end())
+    return InputError(fmt::format("{}: model_type '{}' is not supported (supported: {})", file, s.model_type,
+                                  fmt::join(types, ", ")));
+  const json* j = &root;
+  if (s.model_type == "gemma3") {  // multimodal wrapper: the language model is text_config
+    auto tc = root.find("text_config");
+    if (tc == root.end() || !tc->is_object())
+      return InputError(fmt::format("{}: gemma3 config without 'text_config'", file));
+    j = &*tc;
+  }
+  auto get = [&](std::initializer_list<const char*> keys) { return Required(*j, keys, file); };
+  auto hidden = get({"hidden_size", "n_embed", "d_model"});
+  if (!hidden) return std::unexpected(hidden.error());
+  s.hidden = *hidden;
+  // Gemma 3 text_config may omit vocab_size (class default 262208).
+  auto vocab = Field(*j, {"vocab_size"}, file);
+  if (!vocab) return std::unexpected(vocab.error());
+  if (*vocab) s.vocab = **vocab;
+  else if (s.model_type == "gemma3") s.vocab = 262208;
+  else return InputError(fmt::format("{}: missing field 'vocab_size'", file));
+  auto layers = get({"num_hidden_layers", "n_layer", "num_layers"});
+  if (!layers) return std::unexpected(layers.error());
+  s.layers = *layers;
+  auto heads = get({"num_attention_heads", "n_head"});
+  if (!heads) return std::unexpected(heads.error());
+  s.heads = *heads;
+  auto kv = Field(*j, {"num_key_value_heads", "num_kv_heads"}, file);
+  if (!kv) return std::unexpected(kv.error());
+  auto mqi = j->find("multi_query");
+  const bool mq = mqi != j->end() && mqi->is_boolean() && mqi->get<bool>();
+  s.kv_heads = *kv ? **kv : (mq ? 1 : s.heads);
+  auto hd = Field(*j, {"head_dim"}, file);
+  if (!hd) return std::unexpected(hd.error());
+  s.head_dim = *hd ? **hd : s.hidden / s.heads;
+  if (s.head_dim == 0) return InputError(fmt::format("{}: hidden_size smaller than num_attention_heads", file));
+  auto inter = Field(*j, {"intermediate_size", "ffn_dim", "ffn_hidden_size", "n_inner"}, file);
+  if (!inter) return std::unexpected(inter.error());
+  if (*inter) s.intermediate = **inter;
+  else if (OneOf(s.model_type, {"falcon", "bloom", "gpt_neox"})) s.intermediate = 4 * s.hidden;
+  else return InputError(fmt::format("{}: missing field 'intermediate_size'", file));
+  auto maxpos = Field(*j, {"max_position_embeddings", "n_positions"}, file);
+  if (!maxpos) return std::unexpected(maxpos.error());
+  s.max_positions = *maxpos;
+  s.tied = DefaultTied(s.model_type);
+  if (auto t = j->find("tie_word_embeddings"); t != j->end() && t->is_boolean()) s.tied = t->get<bool>();
+  else if (auto r = root.find("tie_word_embeddings"); r != root.end() && r->is_boolean()) s.tied = r->get<bool>();
+  if (OneOf(s.model_type, {"mixtral", "qwen3_moe", "gpt_oss"})) {
+    auto e = Required(*j, {"num_local_experts", "num_experts"}, file);
+    if (!e) return std::unexpected(e.error());
+    auto k = Required(*j, {"num_experts_per_tok", "experts_per_token"}, file);
+    if (!k) return std::unexpected(k.error());
+    if (*k > *e) return InputError(fmt::format("{}: num_experts_per_tok {} exceeds the {} experts", file, *k, *e));
+    auto mi = Field(*j, {"moe_intermediate_size"}, file);
+    if (!mi) return std::unexpected(mi.error());
+    s.experts = *e;
+    s.experts_per_token = *k;
+    s.expert_intermediate = *mi ? **mi : s.intermediate;
+  }
+  // Bound the products before any integer arithmetic uses them (100 T parameters is implausible).
+  const double d = [&] {
+    double h = double(s.hidden), layer = double(s.heads + 2 * s.kv_heads) * double(s.head_dim) * h * 2;
+    layer += 3.0 * h * double(s.is_moe() ? s.expert_intermediate : s.intermediate) * double(s.is_moe() ? s.experts : 1);
+    return layer * double(s.layers) + 2.0 * double(s.vocab) * h;
+  }();
+  if (d > 1e14) return InputError(fmt::format("{}: the dimensions give {:.3g} parameters, which is implausible", file, d));
+  return s;
+}
+
+}  // namespace sparkops::memory

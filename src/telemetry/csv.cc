@@ -1,0 +1,65 @@
+#include "telemetry/csv.h"
+
+#include <fmt/format.h>
+
+#include "base/strings.h"
+#include "telemetry/reasons.h"
+
+namespace sparkops {
+namespace {
+
+template <typename T>
+std::string Cell(const std::optional<T>& v, const char* spec) {
+  return v ? fmt::format(fmt::runtime(spec), *v) : std::string();
+}
+std::string Gib(std::optional<uint64_t> v) { return v ? fmt::format("{:.3f}", ToGiB(*v)) : std::string(); }
+
+}  // namespace
+
+const std::vector<std::string>& CsvColumns() {
+  static const std::vector<std::string> c = {
+      "timestamp",         "gpu_temp_c",        "power_w",        "power_limit_w",  "sm_clock_mhz",
+      "clock_event_reasons", "throttle",        "mem_total_gib",  "mem_available_gib", "page_cache_gib",
+      "swap_used_gib",     "mem_pressure_some_avg10", "sm_clock_max_mhz", "gpu_util_pct", "energy_j",
+      "gpu_attributed_gib", "mem_free_gib",     "event"};
+  return c;
+}
+
+std::string CsvHeader() { return Join(CsvColumns(), ",") + "\n"; }
+
+std::string CsvRow(const Sample& s) {
+  GpuReading none;
+  const GpuReading& g = s.gpu && s.gpu->error.empty() ? *s.gpu : none;
+  MemInfo no_mem;
+  const MemInfo& m = s.mem ? *s.mem : no_mem;
+  std::optional<double> energy_j;
+  if (g.energy_mj) energy_j = static_cast<double>(*g.energy_mj) / 1000.0;
+  std::string reasons, throttle;
+  if (g.clock_event_reasons) {
+    reasons = FormatReasonMask(*g.clock_event_reasons);
+    throttle = Join(ThrottleReasons(*g.clock_event_reasons), "+");
+  }
+  std::vector<std::string> cells = {
+      FormatUtcMillis(s.time),
+      Cell(g.temp_c, "{:g}"),
+      Cell(g.power_w, "{:.2f}"),
+      Cell(g.power_limit_w, "{:.2f}"),
+      Cell(g.sm_clock_mhz, "{}"),
+      reasons,
+      throttle,
+      Gib(m.total),
+      Gib(m.available),
+      Gib(m.PageCache()),
+      Gib(m.SwapUsed()),
+      Cell(s.mem_pressure_some_avg10, "{:.2f}"),
+      Cell(g.sm_clock_max_mhz, "{}"),
+      Cell(g.util_pct, "{}"),
+      Cell(energy_j, "{:.3f}"),
+      Gib(s.gpu_attributed_bytes),
+      Gib(m.free),
+      Join(s.events, ";"),
+  };
+  return Join(cells, ",") + "\n";
+}
+
+}  // namespace sparkops

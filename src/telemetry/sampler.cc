@@ -1,0 +1,36 @@
+#include "telemetry/sampler.h"
+
+#include "host/pressure.h"
+
+namespace sparkops {
+
+std::optional<uint64_t> GpuAttributedBytes(const GpuReading& g) {
+  if (!g.processes_known) return std::nullopt;
+  uint64_t sum = 0;
+  for (const auto& p : g.processes) {
+    if (!p.used_bytes) return std::nullopt;  // a partial sum would pass for a reading
+    sum += *p.used_bytes;
+  }
+  return sum;
+}
+
+Sampler::Sampler(const Context& ctx) : ctx_(ctx), gpu_(ctx) {}
+
+Sample Sampler::Take() {
+  Sample s;
+  s.time = std::chrono::system_clock::now();
+  GpuSnapshot snap = gpu_.Read();
+  s.gpu_source = snap.source;
+  if (snap.any()) {
+    s.gpu = std::move(snap.gpus.front());
+    if (!s.gpu->error.empty()) s.gpu_note = "GPU " + std::to_string(s.gpu->index) + " stopped answering: " + s.gpu->error;
+    else s.gpu_attributed_bytes = GpuAttributedBytes(*s.gpu);
+  } else {
+    s.gpu_note = "no GPU readable: " + snap.why_none;
+  }
+  if (auto m = ReadMemInfo(ctx_.fs)) s.mem = std::move(*m);
+  if (auto p = ReadMemoryPressure(ctx_.fs); p && p->some) s.mem_pressure_some_avg10 = p->some->avg10;
+  return s;
+}
+
+}  // namespace sparkops

@@ -1,0 +1,26 @@
+#pragma once
+/// The one sampler behind `sample`, `run` and `exporter`: GPU (NVML, then nvidia-smi, probed once
+/// at construction), /proc/meminfo and /proc/pressure/memory under --root.
+#include "cli/context.h"
+#include "host/gpu.h"
+#include "telemetry/sample.h"
+
+namespace sparkops {
+
+class Sampler {
+ public:
+  /// Loads NVML once; `ctx` must outlive the sampler.
+  explicit Sampler(const Context& ctx);
+  /// One record, stamped with the wall clock. Events are left empty (EventDetector adds them).
+  Sample Take();
+
+ private:
+  const Context& ctx_;
+  GpuReader gpu_;
+};
+
+/// Sum of the per-process GPU memory NVML reports: absent when the process list is not readable or
+/// any process's usage is not available (NVML_VALUE_NOT_AVAILABLE); 0 when no process holds any.
+std::optional<uint64_t> GpuAttributedBytes(const GpuReading& g);
+
+}  // namespace sparkops

@@ -1,0 +1,152 @@
+// End to end over the synthetic run directories in tests/fixtures/runs (see make_fixtures.py
+// there): what `sparkops analyze` reports, in text and JSON, and its exit statuses.
+#include <gtest/gtest.h>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "test_util.h"
+
+namespace sparkops {
+namespace {
+
+using testing::Fixture;
+using testing::RunInProcess;
+using testing::TempDir;
+
+std::string RunDir(const std::string& name) { return Fixture("runs/" + name); }
+std::string Root() { return Fixture("runs/root"); }
+
+nlohmann::json Json(const std::vector<std::string>& args) {
+  auto r = RunInProcess(args, {{"TZ", "UTC"}});
+  EXPECT_EQ(r.rc, 0) << r.err;
+  return nlohmann::json::parse(r.out);
+}
+
+bool AnyContains(const nlohmann::json& arr, const std::string& needle) {
+  for (auto& x : arr)
+    if (x.get<std::string>().find(needle) != std::string::npos) return true;
+  return false;
+}
+
+TEST(AnalyzeE2E, ThermalSlowdownIsOneThermalEventAtStep101) {
+  auto j = Json({"analyze", "--root", Root(), RunDir("thermal"), "--json"});
+  ASSERT_EQ(j["events"].size(), 1u) << j.dump(2);
+  auto& e = j["events"][0];
+  EXPECT_EQ(e["cause"], "thermal");
+  EXPECT_EQ(e["start_step"], 101);  // the fixture's step time doubles after step 100
+  EXPECT_EQ(e["end_step"], 200);
+  EXPECT_NEAR(e["ratio"].template get<double>(), 2.0, 0.1);
+  EXPECT_EQ(e["recovered"], false);
+  EXPECT_TRUE(AnyContains(e["evidence"], "sw_thermal")) << e.dump(2);
+  EXPECT_TRUE(AnyContains(e["ruled_out"], "contention"));
+  EXPECT_TRUE(AnyContains(e["ruled_out"], "memory_pressure"));
+  // the span starts at the last fast step: 30 s of loading + 100 steps of ~0.5 s (±4% jitter)
+  std::string start = e["start"];
+  EXPECT_EQ(start.substr(0, 17), "2026-11-29T10:01:") << start;
+  int sec = std::stoi(start.substr(17, 2));
+  EXPECT_TRUE(sec >= 18 && sec <= 22) << start;
+  EXPECT_EQ(j["end"]["status"], "exit");
+  EXPECT_EQ(j["log"]["time_source"], "arrival times (train.log)");
+}
+
+TEST(AnalyzeE2E, NewUncappedServerIsContention) {
+  auto j = Json({"analyze", "--root", Root(), RunDir("contention"), "--json"});
+  ASSERT_EQ(j["events"].size(), 1u) << j.dump(2);
+  auto& e = j["events"][0];
+  EXPECT_EQ(e["cause"], "contention");
+  EXPECT_EQ(e["start_step"], 121);
+  EXPECT_NEAR(e["ratio"].template get<double>(), 1.6, 0.08);
+  EXPECT_TRUE(AnyContains(e["evidence"], "uncapped vllm"));
+  EXPECT_TRUE(AnyContains(e["also"], "memory_pressure"));  // MemAvailable fell with it
+  EXPECT_TRUE(AnyContains(e["ruled_out"], "thermal: no thermal reason bit"));
+}
+
+TEST(AnalyzeE2E, SteadyRunWithEvalSpikesHasNoEvent) {
+  auto j = Json({"analyze", "--root", Root(), RunDir("steady_eval"), "--json"});
+  EXPECT_EQ(j["events"].size(), 0u) << j.dump(2);
+  EXPECT_EQ(j["spikes_ignored"]["evaluation"], 5);
+  EXPECT_NE(j["verdict"].get<std::string>().find("Steady"), std::string::npos);
+}
+
+TEST(AnalyzeE2E, BootIdMismatchWithoutExitRecordIsAReboot) {
+  auto r = RunInProcess({"analyze", "--root", Root(), RunDir("reboot")}, {{"TZ", "UTC"}});
+  EXPECT_EQ(r.rc, 0) << r.err;
+  EXPECT_NE(r.out.find("rebooted or lost power"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("2026-11-29T10:01:40.000Z  temp 88 °C"), std::string::npos) << r.out;
+  auto j = Json({"analyze", "--root", Root(), RunDir("reboot"), "--json"});
+  EXPECT_EQ(j["end"]["status"], "reboot");
+  EXPECT_EQ(j["end"]["last_samples"].size(), 3u);
+  // the same run read on the boot it started on: no reboot claimed
+  TempDir root;
+  root.Write("proc/sys/kernel/random/boot_id", "1f0e9b7c-3a2d-4e8f-8c6b-5d4a3b2c1e00\n");
+  auto same = Json({"analyze", "--root", root.path(), RunDir("reboot"), "--json"});
+  EXPECT_EQ(same["end"]["status"], "no_exit_record");
+}
+
+TEST(AnalyzeE2E, LogAndThermalFlagsWithoutARunDirectory) {
+  auto r = RunInProcess({"analyze", "--log", RunDir("thermal") + "/train.log", "--thermal", RunDir("thermal") + "/thermal.csv"},
+                        {{"TZ", "UTC"}});
+  EXPECT_EQ(r.rc, 0) << r.err;
+  EXPECT_NE(r.out.find("cause: thermal"), std::string::npos) << r.out;
+  // no thermal: the slowdown is still found, the cause cannot be
+  auto bare = Json({"analyze", "--log", RunDir("thermal") + "/train.log", "--json"});
+  ASSERT_EQ(bare["events"].size(), 1u);
+  EXPECT_EQ(bare["events"][0]["cause"], "unknown");
+  EXPECT_TRUE(AnyContains(bare["events"][0]["ruled_out"], "no thermal CSV"));
+}
+
+TEST(AnalyzeE2E, ZoneLessNvidiaSmiCsvFollowsTz) {
+  // The thermal fixture as nvidia-smi would print it on a box at UTC+2 (local wall clock).
+  TempDir d;
+  std::string csv = "timestamp, temperature.gpu, power.draw [W], clocks.sm [MHz], clocks_event_reasons.sw_thermal_slowdown\n";
+  for (int s = 0; s <= 180; s += 10) {
+    bool hot = s >= 80;
+    csv += fmt::format("2026/11/29 12:{:02d}:{:02d}.000, {}, {} W, {} MHz, {}\n", s / 60, s % 60, hot ? 88 : 75,
+                       hot ? "84.00" : "86.00", hot ? 1650 : 2410, hot ? "Active" : "Not Active");
+  }
+  std::string path = d.Write("smi.csv", csv);
+  std::string log = RunDir("thermal") + "/train.log";
+  auto good = Json({"analyze", "--log", log, "--thermal", path, "--tz", "+02:00", "--json"});
+  ASSERT_EQ(good["events"].size(), 1u);
+  EXPECT_EQ(good["events"][0]["cause"], "thermal") << good.dump(2);
+  EXPECT_EQ(good["thermal"]["format"], "nvidia-smi");
+  EXPECT_TRUE(good["warnings"].empty());
+  // read as UTC, the samples miss the run by two hours: say so, and do not guess a cause
+  auto wrong = Json({"analyze", "--log", log, "--thermal", path, "--tz", "UTC", "--json"});
+  EXPECT_EQ(wrong["events"][0]["cause"], "unknown");
+  EXPECT_TRUE(AnyContains(wrong["warnings"], "do not overlap"));
+}
+
+TEST(AnalyzeE2E, UsageAndInputErrorsExit2NamingTheFile) {
+  EXPECT_EQ(RunInProcess({"analyze"}).rc, 2);
+  EXPECT_EQ(RunInProcess({"analyze", RunDir("thermal"), "--log", "x"}).rc, 2);
+  auto missing = RunInProcess({"analyze", "--log", "/nonexistent/train.log"});
+  EXPECT_EQ(missing.rc, 2);
+  EXPECT_NE(missing.err.find("/nonexistent/train.log"), std::string::npos);
+  auto notrun = RunInProcess({"analyze", Fixture("gb10")});
+  EXPECT_EQ(notrun.rc, 2);
+  EXPECT_NE(notrun.err.find("no train.log"), std::string::npos);
+  TempDir d;
+  std::string log = d.Write("train.log", "iter 1: loss 2.0, time 100.00ms, mfu 1.00%\n");
+  std::string csv = d.Write("bad.csv", "timestamp,gpu_temp_c\n2026-11-29T10:00:00Z,42\n2026-11-29T10:00:10Z,warm\n");
+  auto bad = RunInProcess({"analyze", "--log", log, "--thermal", csv});
+  EXPECT_EQ(bad.rc, 2);
+  EXPECT_NE(bad.err.find("bad.csv:3: column gpu_temp_c"), std::string::npos) << bad.err;
+  d.Write("events.jsonl", "{\"time\": \"2026-11-29T10:00:00Z\", \"type\": \"exit\"}\nnot json\n");
+  auto badev = RunInProcess({"analyze", d.path()});
+  EXPECT_EQ(badev.rc, 2);
+  EXPECT_NE(badev.err.find("events.jsonl:2"), std::string::npos) << badev.err;
+  EXPECT_EQ(RunInProcess({"analyze", "--log", log, "--tz", "Nowhere"}).rc, 2);
+}
+
+TEST(AnalyzeE2E, EmptyOrUnknownLogIsNotAnError) {
+  TempDir d;
+  std::string log = d.Write("x.log", "hello\nworld\n");
+  auto r = RunInProcess({"analyze", "--log", log});
+  EXPECT_EQ(r.rc, 0) << r.err;
+  EXPECT_NE(r.out.find("No training steps recognised"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace sparkops

@@ -1,0 +1,123 @@
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "analysis/slowdown.h"
+#include "analysis/step_series.h"
+
+namespace sparkops {
+namespace {
+
+std::vector<float> Series(size_t n, float base, float jitter = 0.03f) {
+  std::vector<float> v(n);
+  for (size_t i = 0; i < n; ++i) v[i] = base * (1 + jitter * std::sin(static_cast<float>(i) * 1.7f));
+  return v;
+}
+
+TEST(Slowdown, DoublingMidwayIsOneEventAtTheRightStep) {
+  auto c = Series(400, 0.5f);
+  for (size_t i = 250; i < 400; ++i) c[i] *= 2;
+  auto d = DetectSlowdowns(c, std::vector<uint8_t>(c.size(), 0));
+  ASSERT_TRUE(d.ran);
+  ASSERT_EQ(d.slowdowns.size(), 1u);
+  EXPECT_EQ(d.slowdowns[0].first, 250u);
+  EXPECT_EQ(d.slowdowns[0].last, 399u);
+  EXPECT_NEAR(d.slowdowns[0].ratio, 2.0, 0.1);
+  EXPECT_FALSE(d.slowdowns[0].recovered);
+  EXPECT_NEAR(d.baseline, 0.5, 0.02);
+}
+
+TEST(Slowdown, RecoveryEndsTheEvent) {
+  auto c = Series(400, 0.5f);
+  for (size_t i = 200; i < 260; ++i) c[i] *= 1.5f;
+  auto d = DetectSlowdowns(c, std::vector<uint8_t>(c.size(), 0));
+  ASSERT_EQ(d.slowdowns.size(), 1u);
+  EXPECT_EQ(d.slowdowns[0].first, 200u);
+  EXPECT_EQ(d.slowdowns[0].last, 259u);
+  EXPECT_TRUE(d.slowdowns[0].recovered);
+}
+
+TEST(Slowdown, BelowThresholdAndOneOffSpikesAreNotEvents) {
+  auto c = Series(400, 0.5f);
+  for (size_t i = 200; i < 400; ++i) c[i] *= 1.2f;  // 1.2x: under 1.3x
+  c[100] *= 10;                                      // a named spike (evaluation)
+  c[150] *= 10;                                      // an unnamed one
+  c[151] *= 10;
+  std::vector<uint8_t> f(c.size(), 0);
+  f[100] = kAfterEval;
+  auto d = DetectSlowdowns(c, f);
+  EXPECT_TRUE(d.slowdowns.empty());
+  EXPECT_EQ(d.spikes_eval, 1u);
+  EXPECT_EQ(d.spikes_other, 2u);
+}
+
+TEST(Slowdown, WarmUpIsNotTheBaseline) {
+  auto c = Series(300, 0.5f);
+  for (size_t i = 0; i < 10; ++i) c[i] = 5.0f;  // compilation / first steps
+  auto d = DetectSlowdowns(c, std::vector<uint8_t>(c.size(), 0));
+  EXPECT_TRUE(d.slowdowns.empty());
+  EXPECT_NEAR(d.baseline, 0.5, 0.02);
+}
+
+TEST(Slowdown, TooFewStepsSaysSo) {
+  auto d = DetectSlowdowns(Series(12, 0.5f), std::vector<uint8_t>(12, 0));
+  EXPECT_FALSE(d.ran);
+  EXPECT_NE(d.note.find("too few"), std::string::npos);
+}
+
+TEST(StepSeries, TrainLogArrivalTimesCarriageReturnsAndEvalBars) {
+  auto z = *LocalZone::Make("UTC");
+  std::string log =
+      "2026-11-29T10:00:00.000Z\te\t  0%|          | 0/100 [00:00<?, ?it/s]\r  1%|          | 1/100 [00:00<00:50,  2.00it/s]\n"
+      "2026-11-29T10:00:01.000Z\te\t  2%|          | 2/100 [00:01<00:50,  2.00it/s]\n"
+      "2026-11-29T10:00:01.000Z\to\t{'loss': 2.5, 'learning_rate': 0.0002, 'epoch': 0.02}\n"
+      "2026-11-29T10:00:05.000Z\te\t 50%|█████     | 5/10 [00:04<00:04,  1.00it/s]\n"  // eval bar: another total
+      "2026-11-29T10:00:06.000Z\te\t  3%|          | 3/100 [00:06<00:50,  0.20it/s]\n";
+  StepSeries s = ParseStepLog(log, z);
+  ASSERT_EQ(s.points.size(), 3u);
+  EXPECT_EQ(s.points[0].step, 1);
+  EXPECT_EQ(s.points[1].step, 2);
+  EXPECT_EQ(s.points[1].loss, 2.5f);
+  EXPECT_EQ(s.points[2].step, 3);
+  EXPECT_EQ(s.points[2].flags, kAfterEval);
+  EXPECT_EQ(s.points[2].t_ms - s.points[1].t_ms, 5000);
+  EXPECT_EQ(s.time_source, "arrival times (train.log)");
+  EXPECT_EQ(s.total_steps, 100);
+  EXPECT_FLOAT_EQ(s.points[2].delta, 5.0f);
+}
+
+TEST(StepSeries, ALoadingBarBeforeTrainingDoesNotHideTheSteps) {
+  auto z = *LocalZone::Make("UTC");
+  StepSeries s = ParseStepLog(
+      "Loading checkpoint shards: 100%|██████████| 4/4 [00:02<00:00,  1.91it/s]\n"
+      "  1%|          | 1/100 [00:00<00:50,  2.00it/s]\n"
+      "  2%|          | 2/100 [00:01<00:50,  2.00it/s]\n",
+      z);
+  ASSERT_EQ(s.points.size(), 2u);
+  EXPECT_EQ(s.total_steps, 100);
+  EXPECT_TRUE(s.markers.empty());
+}
+
+TEST(StepSeries, OwnZoneLessTimestampsAreLocalTime) {
+  auto z = *LocalZone::Make("+01:00");
+  std::string log =
+      " [2025-10-06 03:27:07] iteration       10/     100 | elapsed time per iteration (ms): 4647.8 | lm loss: 9.76E+00 |\n"
+      " [2025-10-06 03:27:12] iteration       11/     100 | elapsed time per iteration (ms): 4650.0 | lm loss: 9.70E+00 |\n";
+  StepSeries s = ParseStepLog(log, z);
+  ASSERT_EQ(s.points.size(), 2u);
+  EXPECT_EQ(s.time_source, "log timestamps");
+  EXPECT_EQ(s.points[0].t_ms, ToUnixMillis(*ParseTimestamp("2025-10-06T02:27:07Z")));
+  EXPECT_EQ(s.cost_unit, "s/step (printed by the log)");
+  EXPECT_NEAR(s.points[1].cost, 4.65, 1e-3);
+}
+
+TEST(StepSeries, OtherRanksAreIgnored) {
+  auto z = *LocalZone::Make("UTC");
+  StepSeries s = ParseStepLog("[rank1]:step:  1  loss:  8.0  tps: 100\n[rank0]:step:  1  loss:  8.1  tps: 110\n", z);
+  ASSERT_EQ(s.points.size(), 1u);
+  EXPECT_EQ(s.points[0].loss, 8.1f);
+  EXPECT_EQ(s.ignored_rank_lines, 1u);
+}
+
+}  // namespace
+}  // namespace sparkops

@@ -1,0 +1,85 @@
+// Architecture-dependent behaviour, asserted in both the native (x86-64) and the cross (aarch64,
+// run under qemu) build: what the build says it is, what it produces, and that ELF machines of the
+// other architecture are told apart with the same library G2 uses (libelf).
+#include <fcntl.h>
+#include <gelf.h>
+#include <gtest/gtest.h>
+#include <libelf.h>
+#include <unistd.h>
+
+#include "platform/elf_fixture.h"
+#include "test_util.h"
+
+namespace sparkops::testing {
+namespace {
+
+/// e_machine as libelf reports it, or -1.
+int LibelfMachine(const std::string& path) {
+  if (elf_version(EV_CURRENT) == EV_NONE) return -1;
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return -1;
+  int machine = -1;
+  if (Elf* e = elf_begin(fd, ELF_C_READ, nullptr)) {
+    GElf_Ehdr h;
+    if (gelf_getehdr(e, &h)) machine = h.e_machine;
+    elf_end(e);
+  }
+  close(fd);
+  return machine;
+}
+
+TEST(Arch, BuildArchNamesTheCompilerTarget) {
+#if defined(__aarch64__)
+  EXPECT_EQ(BuildArch(), "aarch64");
+  EXPECT_EQ(BuildElfMachine(), EM_AARCH64);
+#elif defined(__x86_64__)
+  EXPECT_EQ(BuildArch(), "x86_64");
+  EXPECT_EQ(BuildElfMachine(), EM_X86_64);
+#endif
+  EXPECT_NE(ForeignElfMachine(), BuildElfMachine());
+}
+
+TEST(Arch, SparkopsBinaryIsABuildArchObject) {
+  EXPECT_EQ(ReadElfMachine(SparkopsBin()), BuildElfMachine());
+  EXPECT_EQ(LibelfMachine(SparkopsBin()), BuildElfMachine());
+}
+
+TEST(Arch, TestBuiltSharedObjectsAreBuildArchObjects) {
+  std::string probe = BuildArtifact("platform/libarch_probe.so");
+  EXPECT_EQ(ReadElfMachine(probe), BuildElfMachine()) << probe;
+  EXPECT_EQ(LibelfMachine(probe), BuildElfMachine()) << probe;
+}
+
+TEST(Arch, ForeignObjectsAreToldApartInBothDirections) {
+  TempDir dir;
+  std::string native = WriteMinimalElf(dir, "native.so", BuildElfMachine());
+  std::string foreign = WriteMinimalElf(dir, "foreign.so", ForeignElfMachine());
+  EXPECT_EQ(LibelfMachine(native), BuildElfMachine());
+  EXPECT_EQ(LibelfMachine(foreign), ForeignElfMachine());
+  EXPECT_EQ(ReadElfMachine(foreign), ForeignElfMachine());
+  std::string not_elf = dir.Write("readme.txt", "not an object\n");
+  EXPECT_EQ(ReadElfMachine(not_elf), std::nullopt);
+}
+
+TEST(Arch, VersionReportsBuildArchInProcessAndAsSubprocess) {
+  auto in = RunInProcess({"--version"});
+  EXPECT_EQ(in.rc, 0);
+  EXPECT_NE(in.out.find(", " + BuildArch() + ", "), std::string::npos) << in.out;
+  auto sub = RunBinary({"--version"});  // through the emulator in a cross build
+  EXPECT_EQ(sub.rc, 0) << sub.err;
+  EXPECT_EQ(sub.out, in.out);
+}
+
+TEST(Arch, EmulatorIsUsedExactlyWhenCrossBuilding) {
+  // The emulator comes from the toolchain file; a native build runs target programs directly.
+  auto argv = TargetArgv({"prog", "arg"});
+  ASSERT_GE(argv.size(), 2u);
+  EXPECT_EQ(argv[argv.size() - 2], "prog");
+  EXPECT_EQ(argv.size() - 2, TargetEmulator().size());
+#if defined(__x86_64__)
+  EXPECT_TRUE(TargetEmulator().empty()) << "x86-64 builds here are native";
+#endif
+}
+
+}  // namespace
+}  // namespace sparkops::testing
