@@ -18,16 +18,6 @@ std::string ParseCgroupEngine(std::string_view cgroup) {
   return "";
 }
 
-Env ParseEnviron(std::string_view block) {
-  Env env;
-  for (auto kv : Split(block, '\0')) {
-    size_t eq = kv.find('=');
-    if (eq == std::string_view::npos || eq == 0) continue;
-    env.emplace(std::string(kv.substr(0, eq)), std::string(kv.substr(eq + 1)));
-  }
-  return env;
-}
-
 ContainerInfo DetectContainer(const Context& ctx) {
   ContainerInfo c;
   auto mark = [&](const std::string& engine, std::string why) {

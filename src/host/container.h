@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "cli/context.h"
+#include "host/proctable.h"
 
 namespace sparkops {
 
@@ -19,8 +20,8 @@ struct ContainerInfo {
 
 /// Pure: which engine a /proc/1/cgroup text names ("" when none; cgroup v2 "0::/" names none).
 std::string ParseCgroupEngine(std::string_view cgroup);
-/// Pure: a KEY=VALUE\0 environ block into a map (bounded by the text).
-Env ParseEnviron(std::string_view block);
+// ParseEnviron (a KEY=VALUE\0 environ block into a map) is host/proctable.h's: a second
+// definition here was an ODR violation (found linking the fuzz targets).
 
 /// /.dockerenv, /run/.containerenv, env `container=`, /proc/1/cgroup, /proc/self/mountinfo, and
 /// the NGC variables from ctx.env (else /proc/1/environ when readable).
