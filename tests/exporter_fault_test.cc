@@ -18,7 +18,7 @@ namespace sparkops::testing {
 namespace {
 
 class ExporterFault : public ::testing::Test {
- protected:
+ public:
   void SetUp() override {
     child_ = std::make_unique<Child>(std::vector<std::string>{SparkopsBin(), "--root", Fixture("gb10"), "exporter",
                                                               "--listen", "127.0.0.1:0", "--preflight-interval", "0"});
@@ -61,15 +61,17 @@ class ExporterFault : public ::testing::Test {
   int port_ = 0;
 };
 
-TEST_F(ExporterFault, SlowlorisClientsDoNotBlockScrapes) {
-  // Three clients (fewer than the 4 worker threads) each trickle a request one byte per second.
+using ExporterFaultScraper = ExporterFault;
+
+/// `n` clients trickle a request one byte per second while five scrapes are timed.
+void SlowClientsAndScrapes(ExporterFaultScraper& f, int n) {
   std::atomic<bool> stop{false};
   std::vector<std::thread> slow;
-  for (int i = 0; i < 3; ++i)
+  for (int i = 0; i < n; ++i)
     slow.emplace_back([&] {
-      int fd = Connect(false);
+      int fd = f.Connect(false);
       const std::string req = "GET /metrics HTTP/1.1\r\nHost: x\r\nX-Slow: " + std::string(64, 's');
-      for (size_t k = 0; k < req.size() && !stop; ++k) {
+      for (size_t k = 0; k < req.size() && !stop && fd >= 0; ++k) {
         if (send(fd, &req[k], 1, MSG_NOSIGNAL) != 1) break;
         for (int w = 0; w < 10 && !stop; ++w) std::this_thread::sleep_for(std::chrono::milliseconds(100));
       }
@@ -77,14 +79,22 @@ TEST_F(ExporterFault, SlowlorisClientsDoNotBlockScrapes) {
     });
   std::this_thread::sleep_for(std::chrono::milliseconds(1500));  // the slow clients hold their threads
   for (int i = 0; i < 5; ++i) {
-    long ms = TimedScrape();
-    EXPECT_GE(ms, 0) << "scrape " << i << " failed while slow clients were connected";
+    long ms = f.TimedScrape();
+    EXPECT_GE(ms, 0) << "scrape " << i << " failed while " << n << " slow clients were connected";
     EXPECT_LT(ms, 2000) << "scrape " << i << " waited behind the slow clients";
     std::this_thread::sleep_for(std::chrono::milliseconds(300));
   }
   stop = true;
   for (auto& t : slow) t.join();
 }
+
+TEST_F(ExporterFault, SlowlorisClientsDoNotBlockScrapes) { SlowClientsAndScrapes(*this, 3); }
+
+// KNOWN LIMIT (docs/reliability.md): cpp-httplib 0.11 has a per-read timeout (5 s) but no deadline
+// for a whole request, so as many trickling clients as worker threads (4) hold every worker and
+// scrapes wait. Measured: 8 slow clients -> scrapes time out. Enable once the server has a
+// request deadline.
+TEST_F(ExporterFault, DISABLED_MoreSlowClientsThanWorkersDoNotBlockScrapes) { SlowClientsAndScrapes(*this, 8); }
 
 TEST_F(ExporterFault, ThousandConcurrentConnectionsAnsweredWithBoundedMemory) {
   constexpr int kConns = 1000;

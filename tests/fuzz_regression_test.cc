@@ -2,7 +2,13 @@
 // what it was; docs/reliability.md lists them. Each test fails on the code before its fix.
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <regex>
+
 #include "base/timefmt.h"
+#include "host/pressure.h"
 #include "workloads/parallelism.h"
 
 namespace sparkops {
@@ -37,6 +43,45 @@ TEST(FuzzRegression, TimestampNegativeClockFieldsAreRejected) {
   EXPECT_FALSE(ParseTimestamp("2026-11-29T13:-2:29Z"));
   EXPECT_FALSE(ParseTimestamp("2026-11-29T13:02:-9Z"));
   EXPECT_TRUE(ParseTimestamp("2026-11-29T13:02:29Z"));
+}
+
+// fuzz_pressure: "avg300=0587318" (and "inf") were accepted as a stall percentage and would have
+// been exported as a reading.
+TEST(FuzzRegression, PressureAveragesOutsideZeroToHundredAreErrors) {
+  auto p = ParsePressure("some avg10=1.53 avg60=0.87 avg300=0587318 total=4187\n");
+  ASSERT_FALSE(p);
+  EXPECT_NE(p.error().message.find("avg300"), std::string::npos) << p.error().message;
+  EXPECT_FALSE(ParsePressure("some avg10=inf avg60=0.87 avg300=0.2 total=4187\n"));
+  EXPECT_FALSE(ParsePressure("some avg10=100.01 avg60=0 avg300=0 total=0\n"));
+  EXPECT_TRUE(ParsePressure("some avg10=100.00 avg60=0 avg300=0 total=0\n"));
+}
+
+// Found writing the fuzz targets: analysis/thermal.h and telemetry/csv_read.h both defined a
+// different `sparkops::ThermalRow` (an ODR violation: std::vector<ThermalRow>'s out-of-line
+// destructor was emitted for both layouts and the linker kept one). Guard the whole class of bug:
+// no two headers define a type of the same name in the same namespace.
+TEST(FuzzRegression, NoTwoHeadersDefineTheSameTypeInOneNamespace) {
+  namespace fs = std::filesystem;
+  const fs::path src = fs::path(SPARKOPS_TEST_SOURCE_DIR).parent_path() / "src";
+  const std::regex ns_re(R"(^namespace ([A-Za-z_:]+) \{)");
+  const std::regex def_re(R"(^(struct|class|enum class|enum) ([A-Za-z_][A-Za-z0-9_]*)\b[^;]*$)");
+  std::map<std::string, std::string> seen;  // "ns::Name" -> file
+  int headers = 0;
+  for (const auto& e : fs::recursive_directory_iterator(src)) {
+    if (!e.is_regular_file() || e.path().extension() != ".h") continue;
+    ++headers;
+    std::ifstream in(e.path());
+    std::string line, ns;
+    std::smatch m;
+    while (std::getline(in, line)) {
+      if (std::regex_search(line, m, ns_re)) ns = m[1];
+      if (!std::regex_search(line, m, def_re)) continue;
+      const std::string key = ns + "::" + m[2].str();
+      auto [it, fresh] = seen.emplace(key, e.path().string());
+      EXPECT_TRUE(fresh) << key << " defined in " << it->second << " and " << e.path().string();
+    }
+  }
+  EXPECT_GT(headers, 30);
 }
 
 }  // namespace

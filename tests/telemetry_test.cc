@@ -236,7 +236,7 @@ TEST(CsvRead, RoundTripsWhatSampleWrites) {
   auto csv = ParseThermalCsv(text);
   ASSERT_TRUE(csv) << csv.error().message;
   ASSERT_EQ(csv->rows.size(), 2u);
-  const ThermalRow& r = csv->rows[0];
+  const SampleCsvRow& r = csv->rows[0];
   EXPECT_EQ(ToUnixMillis(r.time), 1795957349123);
   EXPECT_EQ(r.gpu_temp_c, 87.0);
   EXPECT_EQ(r.power_w, 88.5);

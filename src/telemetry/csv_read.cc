@@ -18,24 +18,24 @@ std::vector<std::string> SplitNonEmpty(std::string_view s, char sep) {
 }
 
 /// Parses one data line into `row`; "" on success, else what is wrong.
-std::string ParseRow(std::string_view line, const std::vector<std::string>& header, ThermalRow& row) {
+std::string ParseRow(std::string_view line, const std::vector<std::string>& header, SampleCsvRow& row) {
   auto cells = Split(line, ',');
   if (cells.size() != header.size()) return fmt::format("{} cells, header has {}", cells.size(), header.size());
-  static const std::map<std::string_view, std::optional<double> ThermalRow::*> kNumbers = {
-      {"gpu_temp_c", &ThermalRow::gpu_temp_c},
-      {"power_w", &ThermalRow::power_w},
-      {"power_limit_w", &ThermalRow::power_limit_w},
-      {"sm_clock_mhz", &ThermalRow::sm_clock_mhz},
-      {"sm_clock_max_mhz", &ThermalRow::sm_clock_max_mhz},
-      {"gpu_util_pct", &ThermalRow::gpu_util_pct},
-      {"energy_j", &ThermalRow::energy_j},
-      {"mem_total_gib", &ThermalRow::mem_total_gib},
-      {"mem_available_gib", &ThermalRow::mem_available_gib},
-      {"mem_free_gib", &ThermalRow::mem_free_gib},
-      {"page_cache_gib", &ThermalRow::page_cache_gib},
-      {"swap_used_gib", &ThermalRow::swap_used_gib},
-      {"mem_pressure_some_avg10", &ThermalRow::mem_pressure_some_avg10},
-      {"gpu_attributed_gib", &ThermalRow::gpu_attributed_gib},
+  static const std::map<std::string_view, std::optional<double> SampleCsvRow::*> kNumbers = {
+      {"gpu_temp_c", &SampleCsvRow::gpu_temp_c},
+      {"power_w", &SampleCsvRow::power_w},
+      {"power_limit_w", &SampleCsvRow::power_limit_w},
+      {"sm_clock_mhz", &SampleCsvRow::sm_clock_mhz},
+      {"sm_clock_max_mhz", &SampleCsvRow::sm_clock_max_mhz},
+      {"gpu_util_pct", &SampleCsvRow::gpu_util_pct},
+      {"energy_j", &SampleCsvRow::energy_j},
+      {"mem_total_gib", &SampleCsvRow::mem_total_gib},
+      {"mem_available_gib", &SampleCsvRow::mem_available_gib},
+      {"mem_free_gib", &SampleCsvRow::mem_free_gib},
+      {"page_cache_gib", &SampleCsvRow::page_cache_gib},
+      {"swap_used_gib", &SampleCsvRow::swap_used_gib},
+      {"mem_pressure_some_avg10", &SampleCsvRow::mem_pressure_some_avg10},
+      {"gpu_attributed_gib", &SampleCsvRow::gpu_attributed_gib},
   };
   for (size_t i = 0; i < header.size(); ++i) {
     std::string_view cell = Trim(cells[i]);
@@ -85,7 +85,7 @@ Result<ThermalCsv> ParseThermalCsv(std::string_view text, std::string_view name)
   bool ends_with_newline = !text.empty() && text.back() == '\n';
   for (size_t i = 1; i < lines.size(); ++i) {
     if (Trim(lines[i]).empty()) continue;
-    ThermalRow row;
+    SampleCsvRow row;
     std::string why = ParseRow(lines[i], header, row);
     if (!why.empty()) {
       if (i + 1 == lines.size() && !ends_with_newline) {

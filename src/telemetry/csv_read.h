@@ -13,7 +13,10 @@
 namespace sparkops {
 
 /// One row as written (units as in the column names); an empty cell is absent.
-struct ThermalRow {
+// Named SampleCsvRow, not ThermalRow: analysis/thermal.h defines sparkops::ThermalRow, and two
+// different classes of one name broke the ODR (std::vector<ThermalRow>'s out-of-line members were
+// shared between them at link time). Found while writing the fuzz targets.
+struct SampleCsvRow {
   SysTime time{};
   std::optional<double> gpu_temp_c, power_w, power_limit_w, sm_clock_mhz, sm_clock_max_mhz, gpu_util_pct, energy_j;
   std::optional<uint64_t> clock_event_reasons;
@@ -24,7 +27,7 @@ struct ThermalRow {
 };
 
 struct ThermalCsv {
-  std::vector<ThermalRow> rows;
+  std::vector<SampleCsvRow> rows;
   /// A last line without its newline that does not parse (power lost mid-write) is dropped and
   /// counted here rather than failing the whole file.
   size_t torn_rows = 0;
