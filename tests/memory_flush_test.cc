@@ -62,6 +62,24 @@ TEST(Flush, AsRootWritesThreeUnderRoot) {
   EXPECT_NEAR(j["freed_gib"].get<double>(), 0.0, 1e-9);  // a fixture meminfo does not change
 }
 
+// The seed calls flush a between-run reset: with a trainer on the machine (the `ps`
+// classification) it refuses without --force and changes nothing.
+TEST(Flush, RefusesWhileATrainerRunsUnlessForced) {
+  testing::TempDir d;
+  auto root = CopyFixture(d);
+  std::filesystem::copy(Fixture("workloads/torchrun/proc"), root + "/proc",
+                        std::filesystem::copy_options::recursive | std::filesystem::copy_options::skip_existing);
+  auto r = RunInProcess({"flush", "--root", root});
+  EXPECT_EQ(r.rc, 1) << r.out << r.err;
+  EXPECT_NE(r.err.find("a trainer is running"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("torchrun pid 4101"), std::string::npos) << r.err;
+  EXPECT_EQ(testing::ReadFileOrDie(root + "/proc/sys/vm/drop_caches"), "0\n");
+  if (geteuid() != 0) return;
+  auto forced = RunInProcess({"flush", "--force", "--root", root});
+  EXPECT_EQ(forced.rc, 0) << forced.err;
+  EXPECT_EQ(testing::ReadFileOrDie(root + "/proc/sys/vm/drop_caches"), "3\n");
+}
+
 TEST(Bandwidth, CeilingIsBandwidthOverBytesPerToken) {
   auto r = RunInProcess({"--json", "bandwidth", "--model", "llama-3.1-8b", "--dtype", "bf16"});
   ASSERT_EQ(r.rc, 0) << r.err;

@@ -60,6 +60,31 @@ TEST(PreflightGolden, TextAndJson) {
   }
 }
 
+// The whole preflight with the GPU read through the stub NVML: a GB10 (CC 12.1, memory
+// NOT_SUPPORTED, no power limit) and a discrete card. The stub reads its mode from the environment
+// of the process that loads it, so these run the real binary.
+TEST(PreflightGolden, WithStubNvml) {
+  struct GpuCase {
+    const char* name;
+    std::string root, site, mode;
+    int rc;
+  } cases[] = {
+      {"preflight_gb10_nvml", Fixture("gb10"), BuildArtifact("site-packages/cu13"), "gb10", 0},
+      {"preflight_discrete_nvml", Fixture("discrete"), BuildArtifact("site-packages/cu12"), "discrete", 0},
+  };
+  for (const auto& c : cases) {
+    for (bool json : {false, true}) {
+      std::vector<std::string> args{"--root", c.root, "--nvml", BuildArtifact("libnvidia-ml-stub.so"), "preflight",
+                                    "--site-packages", c.site};
+      if (json) args.push_back("--json");
+      auto r = testing::RunBinary(args, {{"SPARKOPS_STUB_NVML_MODE", c.mode}});
+      EXPECT_EQ(r.rc, c.rc) << c.name << "\n" << r.out << r.err;
+      std::string diff = CheckGolden(std::string(c.name) + (json ? ".json" : ".txt"), Normalise(r.out));
+      EXPECT_EQ(diff, "") << diff;
+    }
+  }
+}
+
 TEST(PreflightGolden, BadSitePackagesStillPrintsTenLinesAndExits2) {
   auto r = RunInProcess({"--root", Fixture("gb10"), "preflight", "--site-packages", "/nonexistent/sp"}, {});
   EXPECT_EQ(r.rc, 2) << r.out << r.err;

@@ -118,7 +118,7 @@ TEST(Prometheus, OneSeriesPerClockEventReason) {
   for (const auto& r : ClockEventReasons()) {
     std::string want = fmt::format(
         "sparkops_gpu_clock_event_reason{{gpu=\"0\",uuid=\"GPU-5f1e2d3c-0000-4a5b-9c8d-0123456789ab\",reason=\"{}\"}} {}\n",
-        r.label, r.bit == 0x20 ? 1 : 0);
+        r.name, r.bit == 0x20 ? 1 : 0);
     EXPECT_NE(out.find(want), std::string::npos) << want;
   }
 }

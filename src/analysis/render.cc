@@ -40,7 +40,7 @@ std::string RenderAnalysisText(const AnalysisResult& r) {
                    s.formats.empty() ? "no step format recognised" : s.formats, s.lines, s.time_source);
   if (r.thermal)
     o += fmt::format("thermal  {}: {} samples ({} format){}\n", r.in.thermal, r.thermal->rows.size(), r.thermal->format,
-                     r.thermal->interval_ms ? fmt::format(", every {:.0f} s", r.thermal->interval_ms / 1000.0) : "");
+                     r.thermal->interval_ms ? fmt::format(", every {:g} s", r.thermal->interval_ms / 1000.0) : "");
   else
     o += "thermal  none (causes other than contention cannot be checked)\n";
   if (!r.in.events.empty()) o += fmt::format("events   {}: {} record{}\n", r.in.events, r.events.size(), r.events.size() == 1 ? "" : "s");

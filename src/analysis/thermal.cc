@@ -26,7 +26,7 @@ int ColumnFor(std::string name) {
       {"timestamp", 1}, {"gpu_temp_c", 2}, {"temperature.gpu", 2}, {"power_w", 3}, {"power.draw", 3},
       {"power.draw.instant", 3}, {"power_limit_w", 4}, {"power.limit", 4}, {"enforced.power.limit", 4},
       {"sm_clock_mhz", 5}, {"clocks.sm", 5}, {"clocks.current.sm", 5}, {"sm_clock_max_mhz", 6},
-      {"clocks.max.sm", 6}, {"util_pct", 7}, {"utilization.gpu", 7}, {"mem_total_gib", 8},
+      {"clocks.max.sm", 6}, {"gpu_util_pct", 7}, {"util_pct", 7}, {"utilization.gpu", 7}, {"mem_total_gib", 8},
       {"mem_available_gib", 9}, {"swap_used_gib", 10}, {"mem_pressure_some_avg10", 11},
       {"gpu_attributed_gib", 12}, {"clock_event_reasons", 13}, {"clocks_event_reasons.active", 13},
       {"clocks_throttle_reasons.active", 13}, {"clocks_event_reasons_counters.active", 0}, {"throttle", 14},
@@ -62,15 +62,7 @@ void SplitFields(std::string_view line, std::vector<std::string_view>* out) {
 }
 }  // namespace
 
-std::string ThrottleNames(uint64_t bits) {
-  std::vector<std::string> n;
-  if (bits & kReasonSwPowerCap) n.push_back("sw_power_cap");
-  if (bits & kReasonHwSlowdown) n.push_back("hw_slowdown");
-  if (bits & kReasonSwThermal) n.push_back("sw_thermal");
-  if (bits & kReasonHwThermal) n.push_back("hw_thermal");
-  if (bits & kReasonHwPowerBrake) n.push_back("hw_power_brake");
-  return Join(n, "+");
-}
+std::string ThrottleNames(uint64_t bits) { return Join(ThrottleReasons(bits), "+"); }
 
 Result<bool> ThermalCsvParser::AddLine(std::string_view raw, uint64_t lineno) {
   std::string_view line = Trim(raw);

@@ -11,15 +11,9 @@
 
 #include "analysis/localtime.h"
 #include "base/error.h"
+#include "telemetry/reasons.h"  // the NVML clock-event reason bits
 
 namespace sparkops {
-
-/// NVML clock-event reason bits (nvmlClocksEventReason*).
-inline constexpr uint64_t kReasonSwPowerCap = 0x4;
-inline constexpr uint64_t kReasonHwSlowdown = 0x8;
-inline constexpr uint64_t kReasonSwThermal = 0x20;
-inline constexpr uint64_t kReasonHwThermal = 0x40;
-inline constexpr uint64_t kReasonHwPowerBrake = 0x80;
 
 struct ThermalRow {
   int64_t t_ms = 0;  ///< UTC ms

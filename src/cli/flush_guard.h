@@ -1,9 +1,8 @@
 #pragma once
 /// Is a trainer running? `flush` is a between-run reset (seed), so it refuses without --force
-/// while one is. CONTRACT: returns one human-readable line per running training process
-/// ("pid 4242 python train.py (trainer)"); empty when none. For now this build has no process
-/// classification (src/workloads lands separately) and always returns empty; at merge it is
-/// wired to the `ps` classification - nothing else in flush changes.
+/// while one is. Returns one human-readable line per running training workload, as `ps`
+/// classifies it ("torchrun pid 4242 (none, uncapped)"); empty when none (or when the process
+/// table cannot be read).
 #include <string>
 #include <vector>
 

@@ -1,12 +1,154 @@
+// sparkops run [--out DIR] [--interval S] [--grace S] -- CMD ARGS...
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <csignal>
+#include <cstring>
+
+#include "analysis/analyze.h"
+#include "analysis/oom_signature.h"
+#include "analysis/render.h"
+#include "base/strings.h"
+#include "build_info.h"
+#include "checks/check.h"
 #include "cli/commands.h"
-#include "base/error.h"
+#include "cli/flags.h"
+#include "host/bootid.h"
+#include "memory/ladder.h"
+#include "report/html.h"
+#include "telemetry/supervisor.h"
 
 namespace sparkops {
 
-// Placeholder until the command is built.
-int CmdRun(Context& ctx, const std::vector<std::string>&) {
-  ctx.err << "sparkops run: not implemented in this build\n";
-  return kExitUsage;
+namespace {
+
+/// MemAvailable this low (GiB) in the last samples, with a SIGKILL, reads as the kernel OOM killer.
+constexpr double kNearZeroAvailableGib = 2.0;
+
+std::string DefaultRunDir() {
+  std::string ts = FormatUtcMillis(std::chrono::system_clock::now());
+  for (char& c : ts)
+    if (c == ':') c = '-';
+  return "sparkops-runs/" + ts;
+}
+
+/// The OOM the job died of, from its output, else from SIGKILL with the pool nearly empty.
+std::optional<OomSignature> FindOom(const SuperviseResult& r) {
+  std::string tail;
+  for (const auto& l : r.tail) tail += l + "\n";
+  OomSignature sig = ParseOomSignature(tail);
+  if (sig.kind != OomKind::kNone && sig.kind != OomKind::kKilled) return sig;
+  if (r.term_signal == SIGKILL && !r.escalated) {
+    for (const Sample& s : r.last_samples)
+      if (s.mem && s.mem->available && ToGiB(*s.mem->available) < kNearZeroAvailableGib) {
+        sig.kind = OomKind::kKilled;
+        sig.line = fmt::format("SIGKILL with MemAvailable {:.1f} GiB in the last samples", ToGiB(*s.mem->available));
+        return sig;
+      }
+  }
+  if (r.status == 0) return std::nullopt;
+  return sig.kind == OomKind::kNone ? std::nullopt : std::optional<OomSignature>(sig);
+}
+
+/// G6 before the start: warn (never block) about near-capacity or uncapped servers.
+void WarnContention(Context& ctx) {
+  HostFacts facts(ctx, PreflightOptions{});
+  CheckResult g6 = CheckG6(facts);
+  if (g6.status == CheckStatus::kWarn) {
+    ctx.err << "sparkops run: warning: G6 " << g6.summary << "\n";
+    if (!g6.fix.empty()) ctx.err << "  fix: " << g6.fix << "\n";
+  }
+}
+
+}  // namespace
+
+int CmdRun(Context& ctx, const std::vector<std::string>& args) {
+  auto app = NewApp("run", "Supervise a training command: its output with arrival times (train.log), a "
+                           "thermal CSV, events, and on exit summary.json and report.html.\n"
+                           "Usage: sparkops run [--out DIR] [--interval S] -- CMD ARGS...");
+  std::string out_dir;
+  double interval = 30, grace = 10;
+  std::vector<std::string> command;
+  app->add_option("--out", out_dir, "run directory (default sparkops-runs/<UTC timestamp>)");
+  app->add_option("--interval", interval, "seconds between thermal samples and process snapshots")
+      ->check(CLI::PositiveNumber);
+  app->add_option("--grace", grace, "seconds between forwarding SIGINT/SIGTERM/SIGHUP and SIGKILL")
+      ->check(CLI::NonNegativeNumber);
+  app->add_option("command", command, "the job, after --")->required();
+  app->allow_extras(false);
+  if (auto rc = ParseFlags(*app, args, ctx)) return *rc;
+  if (!command.empty() && command.front() == "--") command.erase(command.begin());
+  if (command.empty()) {
+    ctx.err << "sparkops run: no command given after --\n";
+    return kExitUsage;
+  }
+  if (out_dir.empty()) out_dir = DefaultRunDir();
+
+  WarnContention(ctx);
+  auto rec = RunRecorder::Create(out_dir);
+  if (!rec) {
+    ctx.err << "sparkops run: " << rec.error().message << "\n";
+    return kExitUsage;
+  }
+  char host[256] = "";
+  ::gethostname(host, sizeof host - 1);
+  auto boot = ReadBootId(ctx.fs);
+  nlohmann::ordered_json meta = {{"start_time", FormatUtcMillis(std::chrono::system_clock::now())},
+                                 {"argv", command},
+                                 {"pid", nullptr},
+                                 {"boot_id", boot ? *boot : std::string()},
+                                 {"host", host},
+                                 {"interval_s", interval},
+                                 {"sparkops_version", SPARKOPS_VERSION}};
+
+  SuperviseOptions so;
+  so.argv = command;
+  so.interval_s = interval;
+  so.grace_s = grace;
+  so.use_pty = ::isatty(STDOUT_FILENO) == 1;
+  auto res = Supervise(ctx, *rec, so, [&](pid_t pid) {
+    meta["pid"] = pid;
+    (void)rec->WriteFile("meta.json", meta.dump(2) + "\n");
+  });
+  if (!res) {
+    ctx.err << "sparkops run: " << res.error().message << "\n";
+    (void)rec->Event(std::chrono::system_clock::now(), "exit", {{"code", 127}, {"error", res.error().message}});
+    return res.error().kind == Error::Kind::kNotFound ? 127 : kExitProblem;
+  }
+
+  auto now = std::chrono::system_clock::now();
+  std::optional<OomSignature> oom = FindOom(*res);
+  if (oom)
+    (void)rec->Event(now, "oom", {{"signature", ToString(oom->kind)}, {"phase", ToString(oom->phase)},
+                                  {"detail", oom->line}});
+  nlohmann::ordered_json exit_fields;
+  if (res->term_signal) exit_fields["signal"] = strsignal(*res->term_signal);
+  exit_fields["code"] = res->status;
+  (void)rec->Event(now, "exit", exit_fields);
+
+  // The report: the same analysis `sparkops analyze DIR` gives.
+  if (auto in = RunDirInputs(out_dir)) {
+    auto zone = LocalZone::Make("UTC");
+    if (zone) {
+      if (auto a = Analyze(*in, *zone, ctx.fs)) {
+        (void)rec->WriteFile("summary.json", RenderAnalysisJson(*a).dump(2) + "\n");
+        (void)rec->WriteFile("report.html", RenderHtmlReport(*a));
+        ctx.err << "sparkops run: " << a->Verdict() << "\n";
+      } else {
+        ctx.err << "sparkops run: cannot analyse the run: " << a.error().message << "\n";
+      }
+    }
+  }
+  ctx.err << fmt::format("sparkops run: job exited with status {}; run directory {}\n", res->status, out_dir);
+  if (oom) {
+    auto ladder = memory::BuildLadder(ReadMemInfo(ctx.fs), std::nullopt, *oom);
+    ctx.err << fmt::format("sparkops run: out of memory ({} during {}). Next step of the OOM ladder:\n",
+                           ToString(oom->kind), ToString(oom->phase));
+    for (const auto& s : ladder.steps)
+      if (s.number == ladder.next) ctx.err << fmt::format("  {}. {}\n     {}\n", s.number, s.title, s.detail);
+    ctx.err << "  (all steps: sparkops oom --log " << out_dir << "/train.log MODEL [plan options])\n";
+  }
+  return res->status;
 }
 
 }  // namespace sparkops

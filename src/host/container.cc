@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/strings.h"
+#include "host/proctable.h"
 
 namespace sparkops {
 

@@ -5,7 +5,6 @@
 #include <vector>
 
 #include "cli/context.h"
-#include "host/proctable.h"
 
 namespace sparkops {
 
@@ -20,8 +19,6 @@ struct ContainerInfo {
 
 /// Pure: which engine a /proc/1/cgroup text names ("" when none; cgroup v2 "0::/" names none).
 std::string ParseCgroupEngine(std::string_view cgroup);
-// ParseEnviron (a KEY=VALUE\0 environ block into a map) is host/proctable.h's: a second
-// definition here was an ODR violation (found linking the fuzz targets).
 
 /// /.dockerenv, /run/.containerenv, env `container=`, /proc/1/cgroup, /proc/self/mountinfo, and
 /// the NGC variables from ctx.env (else /proc/1/environ when readable).

@@ -128,7 +128,7 @@ Result<std::vector<GpuReading>> QueryNvidiaSmi(const std::string& exe, std::chro
   for (const auto* fields : {&NvidiaSmiFields(), &NvidiaSmiLegacyFields()}) {
     auto res = RunCommand({exe, "--query-gpu=" + Join(*fields, ","), "--format=csv,noheader,nounits"},
                           {.timeout = timeout, .max_output = 1u << 20, .env = std::nullopt});
-    if (!res) return std::unexpected(Error{res.error().kind, "nvidia-smi: " + res.error().message});
+    if (!res) return std::unexpected(res.error());  // names the program already
     if (res->timed_out) return IoError(fmt::format("{} did not answer within {} ms (killed)", exe, timeout.count()));
     if (!res->ok()) {
       std::string said = std::string(Trim(res->out + " " + res->err));

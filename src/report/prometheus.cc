@@ -53,16 +53,6 @@ const std::vector<MetricFamily>& MetricFamilies() {
   return kFamilies;
 }
 
-const std::vector<ClockEventReason>& ClockEventReasons() {
-  // NVML nvmlClocksEventReason* bits (research nvml-api §4); labels as dcgm-exporter's clock_event.
-  static const std::vector<ClockEventReason> kReasons = {
-      {0x1, "gpu_idle", false},      {0x2, "clocks_setting", false}, {0x4, "sw_power_cap", true},
-      {0x8, "hw_slowdown", true},    {0x10, "sync_boost", false},    {0x20, "sw_thermal", true},
-      {0x40, "hw_thermal", true},    {0x80, "hw_power_brake", true}, {0x100, "display_clocks", false},
-  };
-  return kReasons;
-}
-
 GpuStates DeriveGpuStates(const GpuReading& g, const std::vector<std::string>& events) {
   auto has_event = [&](std::string_view e) { return std::find(events.begin(), events.end(), e) != events.end(); };
   GpuStates s;
@@ -153,7 +143,7 @@ void AddGpu(Builder& b, const GpuReading& g, const std::vector<std::string>& eve
   if (g.clock_event_reasons) {
     for (const auto& r : ClockEventReasons()) {
       Labels l = id;
-      l.emplace_back("reason", r.label);
+      l.emplace_back("reason", r.name);
       b.Add("sparkops_gpu_clock_event_reason", l, (*g.clock_event_reasons & r.bit) != 0);
     }
   }

@@ -11,6 +11,7 @@
 #include "base/timefmt.h"
 #include "checks/check.h"
 #include "host/gpu.h"
+#include "telemetry/reasons.h"
 #include "telemetry/sample.h"
 
 namespace sparkops {
@@ -57,13 +58,6 @@ struct MetricFamily {
 /// against this list).
 const std::vector<MetricFamily>& MetricFamilies();
 
-/// NVML clock-event reason bits with the label value used for them (dcgm-exporter's names).
-struct ClockEventReason {
-  uint64_t bit;
-  const char* label;   ///< gpu_idle, sw_thermal, ...
-  bool throttling;     ///< counts as throttling (DESIGN: sw_power_cap, hw_slowdown, sw/hw_thermal, hw_power_brake)
-};
-const std::vector<ClockEventReason>& ClockEventReasons();
 
 /// GPU states derived from one reading (plus the sampler's events for gpus[0]). Absent = cannot tell.
 struct GpuStates {

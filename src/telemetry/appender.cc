@@ -41,7 +41,7 @@ CsvAppender::~CsvAppender() {
   if (fd_ >= 0) ::close(fd_);
 }
 
-Result<void> CsvAppender::Append(std::string_view row) {
+Result<void> CsvAppender::Append(std::string_view row, bool sync) {
   size_t done = 0;
   while (done < row.size()) {
     ssize_t n = ::write(fd_, row.data() + done, row.size() - done);
@@ -49,6 +49,10 @@ Result<void> CsvAppender::Append(std::string_view row) {
     if (n <= 0) return IoError(fmt::format("cannot write {}: {}", path_, n < 0 ? std::strerror(errno) : "no progress"));
     done += static_cast<size_t>(n);
   }
+  return sync ? Sync() : Result<void>{};
+}
+
+Result<void> CsvAppender::Sync() {
   if (fdatasync(fd_) != 0 && errno != EINVAL && errno != EROFS && errno != ENOTSUP)
     return IoError(fmt::format("cannot sync {}: {}", path_, std::strerror(errno)));
   return {};

@@ -20,7 +20,9 @@ class CsvAppender {
 
   /// One write() of `row` (retried only on EINTR or a short write), then fdatasync (skipped where
   /// the descriptor cannot sync, e.g. a pipe). Io error naming the file on failure (ENOSPC ...).
-  Result<void> Append(std::string_view row);
+  Result<void> Append(std::string_view row, bool sync = true);
+  /// fdatasync now (for files appended with sync=false, e.g. train.log).
+  Result<void> Sync();
 
  private:
   CsvAppender(int fd, std::string path) : fd_(fd), path_(std::move(path)) {}

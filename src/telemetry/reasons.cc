@@ -4,13 +4,26 @@
 
 namespace sparkops {
 
+const std::vector<ClockEventReason>& ClockEventReasons() {
+  static const std::vector<ClockEventReason> kAll = {
+      {kReasonGpuIdle, "gpu_idle", false},        {kReasonAppClocks, "app_clocks", false},
+      {kReasonSwPowerCap, "sw_power_cap", true},  {kReasonHwSlowdown, "hw_slowdown", true},
+      {kReasonSyncBoost, "sync_boost", false},    {kReasonSwThermal, "sw_thermal", true},
+      {kReasonHwThermal, "hw_thermal", true},     {kReasonHwPowerBrake, "hw_power_brake", true},
+      {kReasonDisplayClocks, "display_clocks", false},
+  };
+  return kAll;
+}
+
 std::vector<std::string> DecodeReasons(uint64_t mask) {
-  static const char* const kNames[] = {"gpu_idle",   "app_clocks", "sw_power_cap",   "hw_slowdown",   "sync_boost",
-                                       "sw_thermal", "hw_thermal", "hw_power_brake", "display_clocks"};
   std::vector<std::string> out;
   for (unsigned bit = 0; bit < 64; ++bit) {
-    if (!(mask & (1ULL << bit))) continue;
-    out.push_back(bit < std::size(kNames) ? kNames[bit] : fmt::format("0x{:x}", 1ULL << bit));
+    uint64_t b = 1ULL << bit;
+    if (!(mask & b)) continue;
+    std::string name = fmt::format("0x{:x}", b);
+    for (const auto& r : ClockEventReasons())
+      if (r.bit == b) name = r.name;
+    out.push_back(name);
   }
   return out;
 }

@@ -20,6 +20,15 @@ inline constexpr uint64_t kReasonDisplayClocks = 0x100;
 inline constexpr uint64_t kThrottleMask =
     kReasonSwPowerCap | kReasonHwSlowdown | kReasonSwThermal | kReasonHwThermal | kReasonHwPowerBrake;
 
+/// One clock-event reason bit: its name and whether it counts as throttling.
+struct ClockEventReason {
+  uint64_t bit;
+  const char* name;  ///< gpu_idle, app_clocks, sw_power_cap, hw_slowdown, sync_boost, sw_thermal, ...
+  bool throttling;   ///< one of the five throttle reasons (kThrottleMask)
+};
+/// The nine known reasons in bit order (the one table: CSV, events, metrics).
+const std::vector<ClockEventReason>& ClockEventReasons();
+
 /// Every set bit by name (`gpu_idle`, `app_clocks`, `sw_power_cap`, `hw_slowdown`, `sync_boost`,
 /// `sw_thermal`, `hw_thermal`, `hw_power_brake`, `display_clocks`; unknown bits as `0x200`), in
 /// bit order.

@@ -1,0 +1,115 @@
+#include "telemetry/run_recorder.h"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+
+#include "base/strings.h"
+#include "telemetry/csv.h"
+
+namespace sparkops {
+
+std::string TrainLogRecord(SysTime t, char stream, std::string_view text) {
+  std::string rec = FormatUtcMillis(t);
+  rec += '\t';
+  rec += stream;
+  rec += '\t';
+  rec += text;
+  rec += '\n';
+  return rec;
+}
+
+std::vector<nlohmann::ordered_json> SampleEventRecords(const Sample& s) {
+  std::vector<nlohmann::ordered_json> out;
+  for (const std::string& e : s.events) {
+    nlohmann::ordered_json j;
+    j["time"] = FormatUtcMillis(s.time);
+    if (StartsWith(e, "throttle_start:") || e == "throttle_end") {
+      j["type"] = "throttle";
+      j["state"] = e == "throttle_end" ? "end" : "start";
+      j["reasons"] = e == "throttle_end" ? "" : e.substr(15);
+      if (s.gpu && s.gpu->clock_event_reasons) j["bits"] = fmt::format("0x{:x}", *s.gpu->clock_event_reasons);
+    } else {
+      j["type"] = e;  // pd_degraded, thermal_signature, hot
+    }
+    if (s.gpu && s.gpu->temp_c) j["gpu_temp_c"] = *s.gpu->temp_c;
+    if (s.gpu && s.gpu->sm_clock_mhz) j["sm_clock_mhz"] = *s.gpu->sm_clock_mhz;
+    out.push_back(std::move(j));
+  }
+  return out;
+}
+
+Result<RunRecorder> RunRecorder::Create(const std::string& dir) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) return InputError(fmt::format("--out {}: cannot create: {}", dir, ec.message()));
+  if (std::filesystem::exists(dir + "/train.log"))
+    return InputError(fmt::format("--out {}: already holds a run (train.log); choose a new directory", dir));
+  RunRecorder r;
+  r.dir_ = dir;
+  auto log = CsvAppender::Open(dir + "/train.log", "");
+  if (!log) return std::unexpected(log.error());
+  auto events = CsvAppender::Open(dir + "/events.jsonl", "");
+  if (!events) return std::unexpected(events.error());
+  auto thermal = CsvAppender::Open(dir + "/thermal.csv", CsvHeader());
+  if (!thermal) return std::unexpected(thermal.error());
+  r.log_.emplace(std::move(*log));
+  r.events_.emplace(std::move(*events));
+  r.thermal_.emplace(std::move(*thermal));
+  return r;
+}
+
+Result<void> RunRecorder::Log(SysTime t, char stream, std::string_view text) {
+  std::lock_guard lock(*mu_);
+  return log_->Append(TrainLogRecord(t, stream, text), /*sync=*/false);
+}
+
+Result<void> RunRecorder::Event(SysTime t, const std::string& type, const nlohmann::ordered_json& fields) {
+  nlohmann::ordered_json j;
+  j["time"] = FormatUtcMillis(t);
+  j["type"] = type;
+  if (fields.is_object())
+    for (auto it = fields.begin(); it != fields.end(); ++it) j[it.key()] = it.value();
+  return EventJson(j);
+}
+
+Result<void> RunRecorder::EventJson(const nlohmann::ordered_json& j) {
+  std::lock_guard lock(*mu_);
+  return events_->Append(j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+}
+
+Result<void> RunRecorder::Thermal(const Sample& s) {
+  for (const auto& j : SampleEventRecords(s))
+    if (auto w = EventJson(j); !w) return w;
+  std::lock_guard lock(*mu_);
+  if (auto w = thermal_->Append(CsvRow(s)); !w) return w;
+  return log_->Sync();
+}
+
+Result<void> RunRecorder::WriteFile(const std::string& name, std::string_view content) {
+  std::string path = dir_ + "/" + name, tmp = path + ".tmp";
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return IoError(fmt::format("cannot write {}: {}", tmp, std::strerror(errno)));
+  size_t done = 0;
+  while (done < content.size()) {
+    ssize_t n = ::write(fd, content.data() + done, content.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      ::close(fd);
+      return IoError(fmt::format("cannot write {}: {}", tmp, std::strerror(errno)));
+    }
+    done += static_cast<size_t>(n);
+  }
+  ::fdatasync(fd);
+  ::close(fd);
+  if (::rename(tmp.c_str(), path.c_str()) != 0)
+    return IoError(fmt::format("cannot rename {}: {}", tmp, std::strerror(errno)));
+  return {};
+}
+
+}  // namespace sparkops

@@ -1,0 +1,53 @@
+#pragma once
+/// Writes a run directory (docs/run-directory.md): train.log records, events.jsonl records,
+/// meta.json, thermal.csv rows. Every record is one write() to an O_APPEND descriptor, so a
+/// kill -9 of sparkops never tears a record; events and thermal rows are also fdatasync'd, and
+/// train.log is synced once per sampling interval (a sync per output line would throttle a job
+/// that prints fast).
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+#include "base/error.h"
+#include "base/timefmt.h"
+#include "telemetry/appender.h"
+#include "telemetry/sample.h"
+
+namespace sparkops {
+
+/// `<UTC ms timestamp>\t<o|e>\t<text>\n` (pure).
+std::string TrainLogRecord(SysTime t, char stream, std::string_view text);
+/// The events.jsonl records a sample's sampler events become (pure): `throttle_start:a+b` ->
+/// {type throttle, state start, reasons, bits}; `throttle_end` -> state end; others by name.
+std::vector<nlohmann::ordered_json> SampleEventRecords(const Sample& s);
+
+class RunRecorder {
+ public:
+  /// Creates `dir` (and parents) and opens its files. Input error when DIR exists and already holds
+  /// a train.log (a run directory is never overwritten).
+  static Result<RunRecorder> Create(const std::string& dir);
+  RunRecorder(RunRecorder&&) noexcept = default;
+
+  const std::string& dir() const { return dir_; }
+  /// One output record (thread-safe).
+  Result<void> Log(SysTime t, char stream, std::string_view text);
+  /// One event: `time` and `type` are put first (thread-safe, synced).
+  Result<void> Event(SysTime t, const std::string& type, const nlohmann::ordered_json& fields = {});
+  /// One thermal.csv row (synced) and its events; also syncs train.log.
+  Result<void> Thermal(const Sample& s);
+  /// One already-built record (must hold `time` and `type`).
+  Result<void> EventJson(const nlohmann::ordered_json& j);
+  /// Writes a whole file in DIR (meta.json, summary.json, report.html) via a temporary and rename.
+  Result<void> WriteFile(const std::string& name, std::string_view content);
+
+ private:
+  RunRecorder() = default;
+  std::string dir_;
+  std::optional<CsvAppender> log_, events_, thermal_;
+  std::unique_ptr<std::mutex> mu_ = std::make_unique<std::mutex>();
+};
+
+}  // namespace sparkops

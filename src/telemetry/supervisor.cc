@@ -1,0 +1,225 @@
+#include "telemetry/supervisor.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <map>
+#include <mutex>
+#include <set>
+#include <thread>
+
+#include "host/child.h"
+#include "host/proctable.h"
+#include "telemetry/line_splitter.h"
+#include "telemetry/loop.h"
+#include "workloads/workload.h"
+
+namespace sparkops {
+
+namespace {
+
+constexpr size_t kTailLines = 400;
+constexpr size_t kLastSamples = 5;
+
+int g_signal_pipe[2] = {-1, -1};
+volatile std::sig_atomic_t g_signals = 0;
+
+void OnSignal(int sig) {
+  g_signals = g_signals + 1;
+  unsigned char b = static_cast<unsigned char>(sig);
+  ssize_t ignored = ::write(g_signal_pipe[1], &b, 1);
+  (void)ignored;
+}
+
+void WriteAll(int fd, const char* p, size_t n) {
+  while (fd >= 0 && n > 0) {
+    ssize_t w = ::write(fd, p, n);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) return;  // the live view is best effort; the record is in train.log
+    p += w, n -= static_cast<size_t>(w);
+  }
+}
+
+/// Process snapshots for contention evidence: every other ML workload that appears (not the job
+/// itself or its descendants) becomes a process_start record; one that goes away, process_exit.
+class ProcessWatch {
+ public:
+  ProcessWatch(const Context& ctx, RunRecorder& rec, pid_t job) : ctx_(ctx), rec_(rec), job_(job) {}
+
+  void Snapshot(const Sample& s) {
+    GpuSnapshot gpu;
+    if (s.gpu) gpu.gpus.push_back(*s.gpu);
+    auto scan = ListWorkloads(ctx_, gpu);
+    if (!scan) return;
+    std::set<uint32_t> job_tree = JobTree();
+    std::map<uint32_t, std::string> now;
+    for (const Workload& w : scan->workloads) {
+      if (job_tree.count(w.main.pid)) continue;
+      now[w.main.pid] = KindName(w.kind);
+      if (first_ || seen_.count(w.main.pid)) continue;
+      nlohmann::ordered_json f;
+      f["pid"] = w.main.pid;
+      f["name"] = KindName(w.kind);
+      f["kind"] = w.training ? "trainer" : KindName(w.kind);
+      f["verdict"] = VerdictName(w.verdict);
+      f["cap"] = w.cap.text;
+      if (auto b = w.PoolBytes()) f["pool_gib"] = static_cast<double>(*b) / (1u << 30);
+      f["cmdline"] = w.main.command;
+      (void)rec_.Event(s.time, "process_start", f);
+    }
+    if (!first_)
+      for (const auto& [pid, name] : seen_)
+        if (!now.count(pid)) (void)rec_.Event(s.time, "process_exit", {{"pid", pid}, {"name", name}});
+    seen_ = std::move(now);
+    first_ = false;
+  }
+
+ private:
+  std::set<uint32_t> JobTree() {
+    std::set<uint32_t> tree{static_cast<uint32_t>(job_)};
+    auto table = ReadProcessTable(ctx_.fs);
+    if (!table) return tree;
+    for (bool grew = true; grew;) {
+      grew = false;
+      for (const auto& p : *table)
+        if (tree.count(p.ppid) && tree.insert(p.pid).second) grew = true;
+    }
+    return tree;
+  }
+
+  const Context& ctx_;
+  RunRecorder& rec_;
+  pid_t job_;
+  bool first_ = true;  ///< the first snapshot is the baseline: what ran before the job is not new
+  std::map<uint32_t, std::string> seen_;
+};
+
+}  // namespace
+
+Result<SuperviseResult> Supervise(const Context& ctx, RunRecorder& rec, const SuperviseOptions& o,
+                                  const std::function<void(pid_t)>& on_start) {
+  if (::pipe2(g_signal_pipe, O_CLOEXEC | O_NONBLOCK) != 0) return IoError("pipe: cannot create");
+  struct sigaction sa {}, old_int{}, old_term{}, old_hup{};
+  sa.sa_handler = OnSignal;
+  sigemptyset(&sa.sa_mask);
+  ::sigaction(SIGINT, &sa, &old_int);
+  ::sigaction(SIGTERM, &sa, &old_term);
+  ::sigaction(SIGHUP, &sa, &old_hup);
+  auto restore = [&] {
+    ::sigaction(SIGINT, &old_int, nullptr);
+    ::sigaction(SIGTERM, &old_term, nullptr);
+    ::sigaction(SIGHUP, &old_hup, nullptr);
+    ::close(g_signal_pipe[0]), ::close(g_signal_pipe[1]);
+  };
+
+  auto child = SpawnChild(o.argv, o.use_pty);
+  if (!child) {
+    restore();
+    return std::unexpected(child.error());
+  }
+  on_start(child->pid);
+  SuperviseResult res;
+  std::mutex mu;  // res.last_samples
+  std::atomic<bool> stop{false};
+  std::thread sampler_thread([&] {
+    Sampler sampler(ctx);
+    EventDetector detector;
+    ProcessWatch watch(ctx, rec, child->pid);
+    LoopOptions lo;
+    lo.interval_s = o.interval_s;
+    (void)SampleLoop(sampler, detector, lo, StopFlags{nullptr, &stop}, [&](const Sample& s) -> Result<void> {
+      auto w = rec.Thermal(s);
+      watch.Snapshot(s);
+      std::lock_guard lock(mu);
+      res.last_samples.push_back(s);
+      if (res.last_samples.size() > kLastSamples) res.last_samples.erase(res.last_samples.begin());
+      return w;
+    });
+  });
+
+  LineSplitter split_out, split_err;
+  auto record = [&](char stream) {
+    return [&, stream](std::string_view line) {
+      (void)rec.Log(std::chrono::system_clock::now(), stream, line);
+      res.tail.emplace_back(line.substr(0, 4096));
+      if (res.tail.size() > kTailLines) res.tail.pop_front();
+    };
+  };
+  auto on_out = record('o'), on_err = record('e');
+  int fds[2] = {child->out_fd, child->err_fd};
+  std::optional<int> exit_status;
+  using Clock = std::chrono::steady_clock;
+  std::optional<Clock::time_point> kill_at, drain_until;
+  char buf[65536];
+  for (;;) {
+    if (!exit_status) {
+      if (auto st = PollChild(*child)) {
+        exit_status = st;
+        drain_until = Clock::now() + std::chrono::milliseconds(500);  // output still in flight
+      }
+    }
+    if (exit_status && ((fds[0] < 0 && fds[1] < 0) || Clock::now() >= *drain_until)) break;
+    if (kill_at && Clock::now() >= *kill_at && !res.escalated) {
+      SignalChildGroup(*child, SIGKILL);
+      res.escalated = true;
+    }
+    pollfd p[3];
+    int idx[3];
+    nfds_t n = 0;
+    p[n] = {g_signal_pipe[0], POLLIN, 0}, idx[n++] = -1;
+    for (int i = 0; i < 2; ++i)
+      if (fds[i] >= 0) p[n] = {fds[i], POLLIN, 0}, idx[n++] = i;
+    int r = ::poll(p, n, 100);
+    if (r < 0 && errno != EINTR) break;
+    for (nfds_t k = 0; r > 0 && k < n; ++k) {
+      if (!(p[k].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+      if (idx[k] < 0) {
+        unsigned char sig;
+        while (::read(g_signal_pipe[0], &sig, 1) == 1) {
+          if (!res.forwarded) {
+            res.forwarded = sig;
+            SignalChildGroup(*child, sig);
+            kill_at = Clock::now() + std::chrono::milliseconds(static_cast<long>(o.grace_s * 1000));
+            (void)rec.Event(std::chrono::system_clock::now(), "signal",
+                            {{"signal", strsignal(sig)}, {"action", "forwarded to the job"}});
+          } else if (!res.escalated) {
+            SignalChildGroup(*child, SIGKILL);  // a second Ctrl-C escalates
+            res.escalated = true;
+          }
+        }
+        continue;
+      }
+      int i = idx[k];
+      ssize_t got = ::read(fds[i], buf, sizeof buf);
+      if (got < 0 && errno == EINTR) continue;
+      if (got <= 0) {  // EOF (or EIO on a pty whose job has exited)
+        (i == 0 ? split_out : split_err).Finish(i == 0 ? on_out : on_err);
+        ::close(fds[i]);
+        fds[i] = -1;
+        continue;
+      }
+      WriteAll(i == 0 ? o.live_out_fd : o.live_err_fd, buf, static_cast<size_t>(got));
+      (i == 0 ? split_out : split_err).Feed(std::string_view(buf, static_cast<size_t>(got)), i == 0 ? on_out : on_err);
+    }
+  }
+  for (int i = 0; i < 2; ++i)
+    if (fds[i] >= 0) {
+      (i == 0 ? split_out : split_err).Finish(i == 0 ? on_out : on_err);
+      ::close(fds[i]);
+    }
+  if (!exit_status) exit_status = WaitChild(*child);
+  SignalChildGroup(*child, SIGKILL);  // nothing of the job outlives it (ESRCH when none is left)
+  stop = true;
+  sampler_thread.join();
+  restore();
+  res.status = *exit_status;
+  if (res.status > 128) res.term_signal = res.status - 128;
+  return res;
+}
+
+}  // namespace sparkops

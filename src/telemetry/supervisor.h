@@ -1,0 +1,40 @@
+#pragma once
+/// The supervision loop of `sparkops run`: the job's output (shown live and recorded with arrival
+/// times), signals forwarded to its process group (a second Ctrl-C, or the grace period running
+/// out, escalates to SIGKILL), and a sampling thread writing thermal.csv, sampler events and
+/// process snapshots (process_start / process_exit of other ML workloads) into the run directory.
+#include <sys/types.h>
+
+#include <deque>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "cli/context.h"
+#include "telemetry/run_recorder.h"
+
+namespace sparkops {
+
+struct SuperviseOptions {
+  std::vector<std::string> argv;
+  double interval_s = 30;  ///< sampling interval, seconds
+  double grace_s = 10;     ///< after forwarding SIGINT/SIGTERM/SIGHUP, SIGKILL the group after this
+  bool use_pty = false;    ///< output through a pseudo-terminal (when sparkops is on a terminal)
+  int live_out_fd = 1, live_err_fd = 2;  ///< where the job's output is shown live (-1: not shown)
+};
+
+struct SuperviseResult {
+  int status = 0;                    ///< the job's exit status: code, or 128+signal
+  std::optional<int> term_signal;    ///< the signal that ended it, when one did
+  std::optional<int> forwarded;      ///< the first signal sparkops forwarded
+  bool escalated = false;            ///< SIGKILL was sent (second Ctrl-C or grace expired)
+  std::deque<std::string> tail;      ///< the last output lines (for the OOM signature)
+  std::vector<Sample> last_samples;  ///< the last few samples (MemAvailable near zero on SIGKILL)
+};
+
+/// Runs the job to completion. NotFound when it cannot be started (`run` exits 127).
+/// `on_start` is called with the job's pid once it runs (meta.json).
+Result<SuperviseResult> Supervise(const Context& ctx, RunRecorder& rec, const SuperviseOptions& opts,
+                                  const std::function<void(pid_t)>& on_start);
+
+}  // namespace sparkops
