@@ -8,6 +8,7 @@
 #include <regex>
 
 #include "base/timefmt.h"
+#include "host/nvidia_smi.h"
 #include "host/pressure.h"
 #include "workloads/parallelism.h"
 
@@ -54,6 +55,27 @@ TEST(FuzzRegression, PressureAveragesOutsideZeroToHundredAreErrors) {
   EXPECT_FALSE(ParsePressure("some avg10=inf avg60=0.87 avg300=0.2 total=4187\n"));
   EXPECT_FALSE(ParsePressure("some avg10=100.01 avg60=0 avg300=0 total=0\n"));
   EXPECT_TRUE(ParsePressure("some avg10=100.00 avg60=0 avg300=0 total=0\n"));
+}
+
+// fuzz_nvidia_smi: memory.total "2222...2" (2.3e110 MiB) was converted to bytes with a
+// double -> uint64 cast out of range (UB); a negative memory.used likewise.
+TEST(FuzzRegression, NvidiaSmiMemoryOutOfRangeIsAnError) {
+  NvidiaSmiRow row;
+  for (const auto& f : NvidiaSmiFields()) row[f] = std::nullopt;
+  row["index"] = "0";
+  row["memory.total"] = std::string(111, '2');
+  auto r = NvidiaSmiRowToReading(row);
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().message.find("memory.total"), std::string::npos) << r.error().message;
+  row["memory.total"] = "24564";
+  row["memory.used"] = "-5";
+  r = NvidiaSmiRowToReading(row);
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().message.find("memory.used"), std::string::npos) << r.error().message;
+  row["memory.used"] = "20480";
+  r = NvidiaSmiRowToReading(row);
+  ASSERT_TRUE(r) << r.error().message;
+  EXPECT_EQ(r->mem_total_bytes, 24564ull << 20);
 }
 
 // Found writing the fuzz targets: analysis/thermal.h and telemetry/csv_read.h both defined a
