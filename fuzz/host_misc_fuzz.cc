@@ -3,6 +3,7 @@
 #include "fuzz_util.h"
 #include "host/bootid.h"
 #include "host/container.h"
+#include "host/proctable.h"
 #include "host/ptxas.h"
 #include "host/pyenv.h"
 
