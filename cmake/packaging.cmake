@@ -1,7 +1,7 @@
 # Installation layout and the Debian package (CPack DEB), for amd64 and arm64 alike:
 #   cmake --build build && (cd build && cpack -G DEB)      -> build/sparkops_<ver>_<arch>.deb
 # Contents: /usr/bin/sparkops, its man page (generated at build time from `sparkops help`),
-# /usr/share/sparkops/ (deploy/: Prometheus rules, Grafana dashboard; data/), a systemd unit for
+# /usr/share/sparkops/ (deploy/: Prometheus rules, Grafana dashboard; the model catalogue is compiled in), a systemd unit for
 # `sparkops exporter` on 127.0.0.1 that is installed but NOT enabled (no maintainer scripts).
 # Dependencies come from dpkg-shlibdeps: Debian runtime libraries only. NVML is dlopen'd at run
 # time and never a package dependency.
@@ -54,7 +54,7 @@ install(FILES ${CMAKE_SOURCE_DIR}/packaging/copyright ${CMAKE_BINARY_DIR}/packag
 install(FILES ${CMAKE_SOURCE_DIR}/packaging/sparkops-exporter.service DESTINATION /lib/systemd/system)
 install(DIRECTORY ${CMAKE_SOURCE_DIR}/deploy/ DESTINATION ${CMAKE_INSTALL_DATAROOTDIR}/sparkops OPTIONAL
         PATTERN "*_test.*" EXCLUDE)
-install(DIRECTORY ${CMAKE_SOURCE_DIR}/data DESTINATION ${CMAKE_INSTALL_DATAROOTDIR}/sparkops OPTIONAL)
+# data/models is compiled into the binary (src/memory/catalogue_data.cc.in); nothing to install.
 
 # --- CPack ---
 set(CPACK_GENERATOR DEB)

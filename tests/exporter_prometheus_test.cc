@@ -36,8 +36,10 @@ TEST(ExporterPrometheus, RealPrometheusScrapesFixtureMemory) {
   auto prom = FindPrometheus();
   if (!prom) GTEST_SKIP() << "prometheus not installed (Debian package `prometheus`, see scripts/setup.sh)";
 
-  Child exporter({testing::SparkopsBin(), "--root", testing::Fixture("gb10"), "exporter", "--listen", "127.0.0.1:0",
-                  "--preflight-interval", "0"});
+  // The GPU through the stub NVML (GB10 mode: 41 degC idle), so a GPU series can be checked end to end.
+  Child exporter(testing::TargetArgv({testing::SparkopsBin(), "--root", testing::Fixture("gb10"), "--nvml",
+                                      testing::BuildArtifact("libnvidia-ml-stub.so"), "exporter", "--listen",
+                                      "127.0.0.1:0", "--preflight-interval", "0"}));
   auto line = exporter.ReadLine(10000);
   ASSERT_TRUE(line.has_value());
   std::string target = line->substr(line->find("127.0.0.1:"));
@@ -70,7 +72,12 @@ TEST(ExporterPrometheus, RealPrometheusScrapesFixtureMemory) {
   EXPECT_EQ(total[0]["value"][1], std::to_string(uint64_t{127600748} * 1024));  // MemTotal (kB) x 1024
   auto gpu_ok = Query(port, "sparkops_collector_success{collector=\"gpu\"}");
   ASSERT_EQ(gpu_ok.size(), 1u);
-  EXPECT_EQ(gpu_ok[0]["value"][1], "0");  // --root: no NVML, reported as a failed source, not a failed scrape
+  EXPECT_EQ(gpu_ok[0]["value"][1], "1");
+  auto temp = Query(port, "sparkops_gpu_temperature_celsius");
+  ASSERT_EQ(temp.size(), 1u);
+  EXPECT_EQ(temp[0]["value"][1], "41");  // the stub's GB10 reading
+  EXPECT_EQ(temp[0]["metric"]["gpu"], "0");
+  EXPECT_TRUE(Query(port, "sparkops_gpu_power_limit_watts").empty());  // GB10 reports none: omitted, not 0
 
   EXPECT_TRUE(prometheus.Stop(SIGTERM, 10000).has_value());
   auto st = exporter.Stop(SIGTERM, 5000);

@@ -188,8 +188,8 @@ TEST(ExporterCache, BackgroundPreflightAppearsWithoutScrapesRunningIt) {
 class LiveExporter : public ::testing::Test {
  protected:
   void SetUp() override {
-    child_ = std::make_unique<Child>(std::vector<std::string>{SparkopsBin(), "--root", Fixture("gb10"), "exporter",
-                                                              "--listen", "127.0.0.1:0", "--preflight-interval", "0"});
+    child_ = std::make_unique<Child>(testing::TargetArgv({SparkopsBin(), "--root", Fixture("gb10"), "exporter",
+                                                                  "--listen", "127.0.0.1:0", "--preflight-interval", "0"}));
     ASSERT_TRUE(child_->started());
     auto line = child_->ReadLine(10000);
     ASSERT_TRUE(line.has_value()) << "exporter printed no address";
@@ -310,8 +310,8 @@ TEST_F(LiveExporter, ManyConcurrentClientsAllAnswered) {
 TEST(ExporterBinary, WideBindWarnsAndSigintStops) {
   testing::TempDir dir;
   const std::string err = dir.path() + "/stderr";
-  Child child({SparkopsBin(), "--root", Fixture("gb10"), "exporter", "--listen", "0.0.0.0:0", "--preflight-interval",
-               "0"},
+  Child child(testing::TargetArgv({SparkopsBin(), "--root", Fixture("gb10"), "exporter", "--listen", "0.0.0.0:0",
+                                   "--preflight-interval", "0"}),
               err);
   ASSERT_TRUE(child.started());
   ASSERT_TRUE(child.ReadLine(10000).has_value());
@@ -323,8 +323,8 @@ TEST(ExporterBinary, WideBindWarnsAndSigintStops) {
 }
 
 TEST(ExporterBinary, PortInUseIsAProblemExit) {
-  Child first({SparkopsBin(), "--root", Fixture("gb10"), "exporter", "--listen", "127.0.0.1:0", "--preflight-interval",
-               "0"});
+  Child first(testing::TargetArgv({SparkopsBin(), "--root", Fixture("gb10"), "exporter", "--listen", "127.0.0.1:0",
+                                   "--preflight-interval", "0"}));
   auto line = first.ReadLine(10000);
   ASSERT_TRUE(line.has_value());
   std::string port = line->substr(line->find("127.0.0.1:") + 10);

@@ -39,7 +39,7 @@ TEST(Flush, NotRootIsExit1AndNothingDone) {
   std::filesystem::permissions(bin, std::filesystem::perms::owner_all | std::filesystem::perms::group_read |
                                         std::filesystem::perms::group_exec | std::filesystem::perms::others_read |
                                         std::filesystem::perms::others_exec);
-  std::vector<std::string> argv = {bin, "flush", "--root", root};
+  std::vector<std::string> argv = testing::TargetArgv({bin, "flush", "--root", root});
   if (geteuid() == 0)  // CI runs as root: drop to nobody for this run
     argv.insert(argv.begin(), {"setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"});
   auto r = RunCommand(argv);

@@ -130,6 +130,7 @@ TEST(SampleCmd, DurationStops) {
 pid_t Spawn(const std::vector<std::string>& args) {
   std::vector<std::string> argv{testing::SparkopsBin()};
   argv.insert(argv.end(), args.begin(), args.end());
+  argv = testing::TargetArgv(argv);  // under qemu for the aarch64 build
   std::vector<char*> cargv;
   for (auto& a : argv) cargv.push_back(a.data());
   cargv.push_back(nullptr);
