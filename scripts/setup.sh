@@ -9,6 +9,7 @@ PKGS=(
   build-essential cmake ninja-build pkg-config git
   libcli11-dev nlohmann-json3-dev libfmt-dev libelf-dev libyaml-cpp-dev libcpp-httplib-dev
   libgtest-dev googletest
+  clang-16 libclang-rt-16-dev  # libFuzzer targets (fuzz/run.sh); clang 14 cannot compile std::expected
   prometheus  # promtool + prometheus: exporter rule tests, metric lint and the scrape integration test
   dpkg-dev lintian
   chromium  # headless render test of the analyze HTML report

@@ -35,3 +35,9 @@ if [ "${SPARKOPS_SKIP_AARCH64:-0}" != 1 ]; then
   ctest --test-dir build-aarch64 --output-on-failure -j"$JOBS"
   stage_end
 fi
+
+# Fuzz stage: every libFuzzer target (fuzz/*_fuzz.cc) for FUZZ_SECONDS each (default 10), from its
+# seed corpus. SPARKOPS_SKIP_FUZZ=1 skips it locally.
+if [ "${SPARKOPS_SKIP_FUZZ:-0}" != 1 ]; then
+  JOBS="$JOBS" fuzz/run.sh "${FUZZ_SECONDS:-10}"
+fi

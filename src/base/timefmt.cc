@@ -47,7 +47,12 @@ std::optional<SysTime> ParseTimestamp(std::string_view s, std::optional<int64_t>
   if ((s[4] != '-' && s[4] != '/') || s[7] != s[4] || (s[10] != 'T' && s[10] != ' ') || s[13] != ':' ||
       s[16] != ':')
     return std::nullopt;
-  if (*mo < 1 || *mo > 12 || *d < 1 || *d > 31 || *h > 23 || *mi > 59 || *se > 60) return std::nullopt;
+  // system_clock counts nanoseconds in 64 bits (about 1678..2262): a year outside 1700..2200 would
+  // overflow the conversion, and is no log timestamp anyway.
+  if (*y < 1700 || *y > 2200) return std::nullopt;
+  if (*mo < 1 || *mo > 12 || *d < 1 || *d > 31 || *h < 0 || *h > 23 || *mi < 0 || *mi > 59 || *se < 0 ||
+      *se > 60)
+    return std::nullopt;
   int64_t ms = 0;
   size_t pos = 19;
   if (pos < s.size() && (s[pos] == '.' || s[pos] == ',')) {

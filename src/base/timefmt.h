@@ -17,6 +17,7 @@ int64_t ToUnixMillis(SysTime t);
 SysTime FromUnixMillis(int64_t ms);
 /// Parses `YYYY-MM-DDTHH:MM:SS[.fff][Z|+HH:MM]` (also with a space instead of `T`).
 /// Zone-less input is read as UTC unless `local_offset_s` is given (seconds east of UTC).
+/// Years outside 1700..2200 (beyond what system_clock holds) are rejected.
 std::optional<SysTime> ParseTimestamp(std::string_view s, std::optional<int64_t> local_offset_s = std::nullopt);
 
 }  // namespace sparkops

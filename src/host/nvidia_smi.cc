@@ -115,6 +115,11 @@ Result<GpuReading> NvidiaSmiRowToReading(const NvidiaSmiRow& row) {
   auto used = Number<double>(row, "memory.used");
   if (!total) return std::unexpected(total.error());
   if (!used) return std::unexpected(used.error());
+  // MiB -> bytes; a figure outside 0 .. 2^44 MiB (16 EiB) cannot be converted (and is no reading).
+  for (const auto* mib : {&*total, &*used})
+    if (*mib && !(**mib >= 0 && **mib < 17592186044416.0))
+      return InputError(fmt::format("nvidia-smi: field memory.{}: out of range: {}", mib == &*total ? "total" : "used",
+                                    **mib));
   if (*total && **total > 0) {
     r.mem_total_bytes = static_cast<uint64_t>(**total * 1048576.0);
     if (*used) r.mem_used_bytes = static_cast<uint64_t>(**used * 1048576.0);

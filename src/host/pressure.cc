@@ -34,7 +34,9 @@ Result<Pressure> ParsePressure(std::string_view text) {
       }
       double* dst = key == "avg10" ? &pl.avg10 : key == "avg60" ? &pl.avg60 : key == "avg300" ? &pl.avg300 : nullptr;
       if (!dst) continue;  // a future field
-      if (!d || *d < 0) return InputError(fmt::format("pressure line {}: {}: not a number: '{}'", line_no, key, val));
+      // A share of wall time: 0..100 (an out-of-range or infinite figure is not a reading).
+      if (!d || !(*d >= 0 && *d <= 100))
+        return InputError(fmt::format("pressure line {}: {}: not a percentage: '{}'", line_no, key, val));
       *dst = *d;
       seen |= key == "avg10" ? 1 : key == "avg60" ? 2 : 4;
     }

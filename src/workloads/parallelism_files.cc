@@ -115,6 +115,8 @@ Result<ParallelLayout> ParseDeepSpeedJson(std::string_view text, const std::stri
     j = nlohmann::json::parse(text);
   } catch (const nlohmann::json::parse_error& e) {
     return InputError(fmt::format("{}: JSON parse error at byte {}", name, e.byte));
+  } catch (const nlohmann::json::exception& e) {  // e.g. out_of_range 406: a number beyond double (1E400)
+    return InputError(fmt::format("{}: JSON error: {}", name, e.what()));
   }
   if (!j.is_object()) return InputError(name + ": not a JSON object of DeepSpeed settings");
   ParallelLayout l;

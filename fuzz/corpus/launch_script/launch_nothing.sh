@@ -1,0 +1,3 @@
+#!/bin/bash
+echo "hello"
+python3 prepare_data.py
