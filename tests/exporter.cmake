@@ -9,8 +9,9 @@ if(PROMTOOL)
   # `check metrics` exits non-zero on format errors and on lint problems (units, _total, HELP).
   add_test(NAME promtool.check_metrics_golden
            COMMAND sh -c "${PROMTOOL} check metrics < '${CMAKE_CURRENT_SOURCE_DIR}/golden/exporter_metrics.prom'")
+  string(REPLACE ";" " " SPARKOPS_EMULATOR_WORDS "${CMAKE_CROSSCOMPILING_EMULATOR}")  # qemu in the cross build
   add_test(NAME promtool.check_metrics_fixture
-           COMMAND bash -o pipefail -c "'$<TARGET_FILE:sparkops>' --root '${CMAKE_CURRENT_SOURCE_DIR}/fixtures/gb10' exporter --once | ${PROMTOOL} check metrics")
+           COMMAND bash -o pipefail -c "${SPARKOPS_EMULATOR_WORDS} '$<TARGET_FILE:sparkops>' --root '${CMAKE_CURRENT_SOURCE_DIR}/fixtures/gb10' exporter --once | ${PROMTOOL} check metrics")
   set_tests_properties(promtool.test_rules promtool.check_rules promtool.check_config promtool.check_metrics_golden
                        promtool.check_metrics_fixture PROPERTIES TIMEOUT 60)
 else()

@@ -56,5 +56,7 @@ add_custom_command(OUTPUT ${PYENV_STAMP}
   COMMENT "Assembling fake site-packages trees")
 add_custom_target(pyenv_fixtures DEPENDS ${PYENV_STAMP})
 add_dependencies(sparkops_tests pyenv_fixtures)
-execute_process(COMMAND uname -m OUTPUT_VARIABLE PYENV_UNAME OUTPUT_STRIP_TRAILING_WHITESPACE)
+# The architecture the fixture objects are built for (the target's, also in a cross build, where
+# the tests run under qemu and uname reports the target's machine too).
+set(PYENV_UNAME ${CMAKE_SYSTEM_PROCESSOR})
 target_compile_definitions(sparkops_tests PRIVATE UNAME_MACHINE_FOR_TEST="${PYENV_UNAME}")
