@@ -12,10 +12,13 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <memory>
 #include <optional>
 #include <string>
 #include <thread>
 #include <vector>
+
+#include "test_util.h"
 
 extern char** environ;
 
@@ -117,6 +120,21 @@ inline int FreeLoopbackPort() {
     port = ntohs(a.sin_port);
   close(fd);
   return port;
+}
+
+/// The exporter binary (through the emulator in a cross build) on a free loopback port, over the
+/// gb10 fixture, preflight in the background off. Sets `port` from the address it prints (0 when
+/// it printed none within 10 s).
+inline std::unique_ptr<Child> StartFixtureExporter(int& port) {
+  auto child = std::make_unique<Child>(TargetArgv({SparkopsBin(), "--root", Fixture("gb10"), "exporter", "--listen",
+                                                   "127.0.0.1:0", "--preflight-interval", "0"}));
+  port = 0;
+  if (!child->started()) return child;
+  auto line = child->ReadLine(10000);
+  if (!line) return child;
+  auto pos = line->find("http://127.0.0.1:");
+  if (pos != std::string::npos) port = std::stoi(line->substr(pos + 17));
+  return child;
 }
 
 }  // namespace sparkops::testing

@@ -20,14 +20,9 @@ namespace {
 class ExporterFault : public ::testing::Test {
  public:
   void SetUp() override {
-    child_ = std::make_unique<Child>(std::vector<std::string>{SparkopsBin(), "--root", Fixture("gb10"), "exporter",
-                                                              "--listen", "127.0.0.1:0", "--preflight-interval", "0"});
+    child_ = testing::StartFixtureExporter(port_);
     ASSERT_TRUE(child_->started());
-    auto line = child_->ReadLine(10000);
-    ASSERT_TRUE(line.has_value()) << "exporter printed no address";
-    auto pos = line->find("http://127.0.0.1:");
-    ASSERT_NE(pos, std::string::npos) << *line;
-    port_ = std::stoi(line->substr(pos + 17));
+    ASSERT_GT(port_, 0) << "exporter printed no address";
   }
   void TearDown() override {
     if (child_ && child_->started()) EXPECT_TRUE(child_->Stop(SIGTERM, 10000).has_value());

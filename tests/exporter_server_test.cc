@@ -188,14 +188,9 @@ TEST(ExporterCache, BackgroundPreflightAppearsWithoutScrapesRunningIt) {
 class LiveExporter : public ::testing::Test {
  protected:
   void SetUp() override {
-    child_ = std::make_unique<Child>(testing::TargetArgv({SparkopsBin(), "--root", Fixture("gb10"), "exporter",
-                                                                  "--listen", "127.0.0.1:0", "--preflight-interval", "0"}));
+    child_ = testing::StartFixtureExporter(port_);
     ASSERT_TRUE(child_->started());
-    auto line = child_->ReadLine(10000);
-    ASSERT_TRUE(line.has_value()) << "exporter printed no address";
-    auto pos = line->find("http://127.0.0.1:");
-    ASSERT_NE(pos, std::string::npos) << *line;
-    port_ = std::stoi(line->substr(pos + 17));
+    ASSERT_GT(port_, 0) << "exporter printed no address";
   }
   void TearDown() override {
     if (!child_ || !child_->started()) return;
