@@ -186,7 +186,12 @@ Result<void> Serve(const ListenAddress& addr, const ServerLimits& limits,
   if (on_listening) on_listening(port);
   while (!stop.load() && !listener_done.load()) std::this_thread::sleep_for(std::chrono::milliseconds(100));
   bool failed = listener_done.load() && !stop.load();
-  svr.stop();
+  // httplib's stop() does nothing until listen_after_bind() has started running (a stop that
+  // arrives right after the bind would be lost and join() would hang): repeat until it returns.
+  while (!listener_done.load()) {
+    svr.stop();
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
   listener.join();
   if (failed) return IoError(fmt::format("the listener on {}:{} stopped unexpectedly", addr.host, port));
   return {};
