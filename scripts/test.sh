@@ -13,7 +13,7 @@ stage_start() { STAGE=$1; T0=$(date +%s); echo "=== stage $STAGE"; }
 stage_end() { echo "=== stage $STAGE done in $(($(date +%s) - T0)) s"; }
 
 stage_start native
-cmake -S . -B build "${GEN[@]}" -DCMAKE_BUILD_TYPE=RelWithDebInfo
+cmake -S . -B build "${GEN[@]}" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSPARKOPS_TESTS=ON  # ON: build.sh may have turned it off
 cmake --build build -j"$JOBS"
 ctest --test-dir build --output-on-failure -j"$JOBS"
 stage_end
