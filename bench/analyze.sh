@@ -73,6 +73,9 @@ read -r T_WC M_WC U_WC S_WC < <(run_time wc -l "$LOG")
 read -r T_SO M_SO U_SO S_SO < <(run_time "$BIN" analyze --tz UTC --log "$LOG" --thermal "$CSV")
 read -r T_SO2 M_SO2 U_SO2 S_SO2 < <(run_time "$BIN" analyze --tz UTC --log "$LOG" --thermal "$CSV")
 if [ "$(echo "$T_SO2 < $T_SO" | bc)" = 1 ]; then T_SO=$T_SO2; M_SO=$M_SO2; U_SO=$U_SO2; S_SO=$S_SO2; fi
+# The same pinned to one CPU: analyze parses the log on one thread per CPU, so this is its
+# one-thread figure (what a machine with a single free core gets).
+read -r T_S1 M_S1 U_S1 S_S1 < <(run_time taskset -c 0 "$BIN" analyze --tz UTC --log "$LOG" --thermal "$CSV")
 read -r T_PD M_PD U_PD S_PD < <(run_time "${PANDAS_PYTHON:-/usr/bin/python3}" -c '
 import re, sys, pandas as pd
 df = pd.read_csv(sys.argv[2])
@@ -91,7 +94,8 @@ echo
 echo
 C_WC=$(cpu "$U_WC" "$S_WC"); C_SO=$(cpu "$U_SO" "$S_SO"); C_PD=$(cpu "$U_PD" "$S_PD")
 printf "%-26s %8s s wall %8s s cpu %6s MiB peak RSS\n" "wc -l (same log)" "$T_WC" "$C_WC" "$((M_WC / 1024))"
-printf "%-26s %8s s wall %8s s cpu %6s MiB peak RSS\n" "sparkops analyze" "$T_SO" "$C_SO" "$((M_SO / 1024))"
+printf "%-26s %8s s wall %8s s cpu %6s MiB peak RSS\n" "sparkops analyze ($(nproc) CPUs)" "$T_SO" "$C_SO" "$((M_SO / 1024))"
+printf "%-26s %8s s wall %8s s cpu %6s MiB peak RSS\n" "sparkops analyze (1 CPU)" "$T_S1" "$(cpu "$U_S1" "$S_S1")" "$((M_S1 / 1024))"
 printf "%-26s %8s s wall %8s s cpu %6s MiB peak RSS\n" "pandas read_csv + regex" "$T_PD" "$C_PD" "$((M_PD / 1024))"
 echo "analyze throughput: $(echo "scale=0; $BYTES / 1048576 / $T_SO" | bc) MiB/s wall, $(echo "scale=0; $BYTES / 1048576 / $C_SO" | bc) MiB/s cpu"
 echo "ratio analyze / wc -l:   $(echo "scale=2; $T_SO / $T_WC" | bc)x wall, $(echo "scale=2; $C_SO / $C_WC" | bc)x cpu   (target <= 3x)"

@@ -19,24 +19,24 @@ bool StartsWithWord(std::string_view s, std::string_view w) { return s.substr(0,
 
 }  // namespace
 
-StepLine ParseHfDict(std::string_view s, StepLine r) {
+void ParseHfDict(std::string_view s, StepLine& r) {
   r.format = "hf_dict";
   if (Contains(s, "'eval_")) {
     r.kind = StepLine::Kind::kEval;
-    return r;
+    return;
   }
-  if (Contains(s, "'train_runtime'")) return r;  // end-of-training summary
+  if (Contains(s, "'train_runtime'")) return;  // end-of-training summary
   r.step = AsCount(NumberAfter(s, "'step': "));
   r.loss = NumberAfter(s, "'loss': ");
   if (!r.loss) r.loss = NumberAfter(s, "'train_loss': ");
   if (r.step) r.kind = StepLine::Kind::kStep;
   else if (r.loss) r.kind = StepLine::Kind::kLoss;
-  return r;
+  return;
 }
 
-StepLine ParseJsonMetrics(std::string_view s, StepLine r) {
+void ParseJsonMetrics(std::string_view s, StepLine& r) {
   auto j = nlohmann::json::parse(s, nullptr, /*allow_exceptions=*/false);
-  if (!j.is_object()) return r;
+  if (!j.is_object()) return;
   r.format = "jsonl";
   auto num = [&](std::initializer_list<const char*> keys) -> std::optional<double> {
     for (const char* k : keys) {
@@ -72,27 +72,30 @@ StepLine ParseJsonMetrics(std::string_view s, StepLine r) {
   }
   if (j.contains("eval_loss") || j.contains("val_loss") || j.contains("eval/loss")) r.kind = StepLine::Kind::kEval;
   else if (r.step) r.kind = StepLine::Kind::kStep;
-  return r;
+  return;
 }
 
-StepLine ParseNanoGpt(std::string_view s, StepLine r) {
+void ParseNanoGpt(std::string_view s, StepLine& r) {
   r.format = "nanogpt";
   size_t p = 5;
   auto n = IntAt(s, &p);
   if (!n || p >= s.size() || s[p] != ':') return ParseMarker(s, r);
   r.step = *n;
   if (StartsWithWord(s, "step ")) {  // "step N: train loss X, val loss Y" (evaluation)
-    if (!Contains(s, "val loss")) return ParseMarker(s, StepLine{});
+    if (!Contains(s, "val loss")) {
+      r = StepLine{};
+      return ParseMarker(s, r);
+    }
     r.kind = StepLine::Kind::kEval;
-    return r;
+    return;
   }
   r.loss = NumberAfter(s, ": loss ");
   if (auto ms = NumberAfter(s, ", time ")) r.step_time_s = *ms / 1000.0;
   r.kind = StepLine::Kind::kStep;
-  return r;
+  return;
 }
 
-StepLine ParseTorchtuneStep(std::string_view s, StepLine r) {
+void ParseTorchtuneStep(std::string_view s, StepLine& r) {
   r.format = "torchtune";
   size_t p = 5;
   auto n = IntAt(s, &p);
@@ -101,10 +104,10 @@ StepLine ParseTorchtuneStep(std::string_view s, StepLine r) {
   r.loss = NumberAfter(s, "loss:");
   r.throughput = NumberAfter(s, "tokens_per_second_per_gpu:");
   r.kind = StepLine::Kind::kStep;
-  return r;
+  return;
 }
 
-StepLine ParseTqdm(std::string_view s, StepLine r) {
+void ParseTqdm(std::string_view s, StepLine& r) {
   bool per_it = false;
   size_t unit = FindRateUnit(s, &per_it);
   if (unit == std::string_view::npos) return ParseMarker(s, r);
@@ -140,7 +143,7 @@ StepLine ParseTqdm(std::string_view s, StepLine r) {
   if (!desc.empty()) {
     if (StartsWithWord(desc, "Validation") || StartsWithWord(desc, "Testing") || Contains(desc, "Evaluating")) {
       r.kind = StepLine::Kind::kEval;
-      return r;
+      return;
     }
     if (StartsWithWord(desc, "Epoch ")) {  // Lightning: per-epoch counter; postfix metrics
       r.format = "lightning";
@@ -160,14 +163,14 @@ StepLine ParseTqdm(std::string_view s, StepLine r) {
       // A described bar ("Loading checkpoint shards:", "Map:") is another loop.
       r.other_loop = true;
       r.kind = StepLine::Kind::kBar;
-      return r;
+      return;
     }
   }
   r.kind = r.step_time_s ? StepLine::Kind::kStep : StepLine::Kind::kBar;
-  return r;
+  return;
 }
 
-StepLine ParseTorchtitan(std::string_view s, StepLine r) {
+void ParseTorchtitan(std::string_view s, StepLine& r) {
   size_t p = s.find("step:");
   size_t q = p + 5;
   auto n = IntAt(s, &q);
@@ -177,10 +180,10 @@ StepLine ParseTorchtitan(std::string_view s, StepLine r) {
   r.loss = NumberAfter(s, "loss:");
   r.throughput = GroupedNumberAfter(s, "tps:");
   r.kind = StepLine::Kind::kStep;
-  return r;
+  return;
 }
 
-StepLine ParseMegatron(std::string_view s, StepLine r) {
+void ParseMegatron(std::string_view s, StepLine& r) {
   size_t p = s.find("iteration ");
   size_t q = p + 10;
   auto n = IntAt(s, &q);
@@ -192,10 +195,10 @@ StepLine ParseMegatron(std::string_view s, StepLine r) {
   if (auto ms = NumberAfter(s, "elapsed time per iteration (ms): ")) r.step_time_s = *ms / 1000.0;
   r.loss = NumberAfter(s, "lm loss: ");
   r.kind = StepLine::Kind::kStep;
-  return r;
+  return;
 }
 
-StepLine ParseDeepSpeed(std::string_view s, StepLine r) {
+void ParseDeepSpeed(std::string_view s, StepLine& r) {
   r.format = "deepspeed";
   if (size_t rk = Find(s, "[Rank "); rk != std::string_view::npos) {
     size_t q = rk + 6;
@@ -210,10 +213,10 @@ StepLine ParseDeepSpeed(std::string_view s, StepLine r) {
     return ParseMarker(s, r);
   }
   r.kind = StepLine::Kind::kStep;
-  return r;
+  return;
 }
 
-StepLine ParseMarker(std::string_view s, StepLine r) {
+void ParseMarker(std::string_view s, StepLine& r) {
   constexpr auto npos = std::string_view::npos;
   // Both markers have a 'v' ("Saving", "Evaluation"), a rare letter: walk those only.
   for (const char* p = s.data(); (p = static_cast<const char*>(std::memchr(p, 'v', s.data() + s.size() - p)));) {
@@ -223,13 +226,13 @@ StepLine ParseMarker(std::string_view s, StepLine r) {
       std::string_view rest = s.substr(i + 5);
       if (StartsWithWord(rest, "model checkpoint") || StartsWithWord(rest, "checkpoint") || StartsWithWord(rest, "model to")) {
         r.kind = StepLine::Kind::kSave;
-        return r;
+        return;
       }
     } else if (i >= 8 && s.substr(i, 9) == "valuation") {
       std::string_view before = s.substr(i - 8, 8);  // "unning E" / "unning e"
       if (before == "unning E" || before == "unning e") {
         r.kind = StepLine::Kind::kEval;
-        return r;
+        return;
       }
     }
   }
@@ -238,7 +241,7 @@ StepLine ParseMarker(std::string_view s, StepLine r) {
     size_t q = a + 6;
     if (auto v = IntAt(s, &q)) r.rank = static_cast<int>(*v);
   }
-  return r;
+  return;
 }
 
 }  // namespace sparkops::detail

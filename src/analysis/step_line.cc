@@ -27,6 +27,28 @@ std::optional<double> ParseNumberPrefix(std::string_view s, size_t* used) {
   const char* b = rest.data();
   const char* e = rest.data() + rest.size();
   if (b != e && *b == '+') ++b;
+  // Fast path for plain decimals ("2.00", "-0.125"): with ≤ 15 digits the mantissa and the power
+  // of ten are exact doubles, so one division gives the correctly rounded value, as from_chars.
+  {
+    const char* q = b;
+    const bool neg = q != e && *q == '-';
+    q += neg;
+    uint64_t mant = 0;
+    int digits = 0, frac = 0;
+    for (; q != e && *q >= '0' && *q <= '9' && digits < 16; ++q, ++digits) mant = mant * 10 + static_cast<uint64_t>(*q - '0');
+    if (q != e && *q == '.' && digits > 0) {
+      for (++q; q != e && *q >= '0' && *q <= '9' && digits < 16; ++q, ++digits, ++frac)
+        mant = mant * 10 + static_cast<uint64_t>(*q - '0');
+    }
+    const bool plain = digits > 0 && digits <= 15 && (q == e || ((*q < '0' || *q > '9') && *q != 'e' && *q != 'E' && *q != '.'));
+    if (plain) {
+      static constexpr double kPow10[] = {1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15};
+      v = static_cast<double>(mant) / kPow10[frac];
+      if (neg) v = -v;
+      if (used) *used = i + static_cast<size_t>(q - rest.data());
+      return v;
+    }
+  }
   auto [p, ec] = std::from_chars(b, e, v);
   if (ec != std::errc()) return std::nullopt;
   if (used) *used = i + static_cast<size_t>(p - rest.data());
@@ -48,11 +70,21 @@ std::optional<double> NumberAfter(std::string_view s, std::string_view key, size
 std::optional<int64_t> IntAt(std::string_view s, size_t* pos) {
   size_t i = *pos;
   while (i < s.size() && s[i] == ' ') ++i;
-  int64_t v = 0;
-  auto [p, ec] = std::from_chars(s.data() + i, s.data() + s.size(), v);
-  if (ec != std::errc()) return std::nullopt;
-  *pos = static_cast<size_t>(p - s.data());
-  return v;
+  const bool neg = i < s.size() && s[i] == '-';
+  size_t d = i + neg, j = d;
+  uint64_t v = 0;
+  // 18 digits cannot overflow; longer numbers go through from_chars (which detects it).
+  while (j < s.size() && j - d < 18 && IsDigit(s[j])) v = v * 10 + static_cast<uint64_t>(s[j++] - '0');
+  if (j == d) return std::nullopt;
+  if (j < s.size() && IsDigit(s[j])) {
+    int64_t big = 0;
+    auto [p, ec] = std::from_chars(s.data() + i, s.data() + s.size(), big);
+    if (ec != std::errc()) return std::nullopt;
+    *pos = static_cast<size_t>(p - s.data());
+    return big;
+  }
+  *pos = j;
+  return neg ? -static_cast<int64_t>(v) : static_cast<int64_t>(v);
 }
 
 // Integer that may carry thousands separators ("4,536").
@@ -172,13 +204,9 @@ StepLine ParseStepLine(std::string_view line) {
   using namespace detail;
   StepLine r;
   // Fast path for torch's "[rankN]:" copies from other ranks (most lines of a multi-rank log).
-  if (line.size() > 7 && line[0] == '[' && line[1] == 'r' && line.substr(1, 4) == "rank" && IsDigit(line[5])) {
-    size_t p = 5;
-    auto rank = IntAt(line, &p);
-    if (rank && *rank != 0 && p < line.size() && line[p] == ']') {
-      r.rank = static_cast<int>(*rank);
-      return r;
-    }
+  if (int rank = OtherRankPrefix(line)) {
+    r.rank = rank;
+    return r;
   }
   std::string_view s = StripPrefixes(line, &r);
   if (s.empty()) return r;
@@ -187,24 +215,50 @@ StepLine ParseStepLine(std::string_view line) {
   if (r.rank && *r.rank != 0) return r;
   // Cheap dispatch on the first character / markers, most specific first.
   if (s[0] == '{') {
-    if (s.size() > 1 && s[1] == '\'') return ParseHfDict(s, r);
-    if (s.size() > 1 && s[1] == '"') return ParseJsonMetrics(s, r);
+    if (s.size() > 1 && s[1] == '\'') {
+      ParseHfDict(s, r);
+      return r;
+    }
+    if (s.size() > 1 && s[1] == '"') {
+      ParseJsonMetrics(s, r);
+      return r;
+    }
   }
-  if (s[0] == 'i' && s.substr(0, 5) == "iter ") return ParseNanoGpt(s, r);
-  if (s[0] == 's' && s.substr(0, 5) == "step ") return ParseNanoGpt(s, r);
-  if (s[0] == 'S' && s.substr(0, 5) == "Step ") return ParseTorchtuneStep(s, r);
+  if (s[0] == 'i' && s.substr(0, 5) == "iter ") {
+    ParseNanoGpt(s, r);
+    return r;
+  }
+  if (s[0] == 's' && s.substr(0, 5) == "step ") {
+    ParseNanoGpt(s, r);
+    return r;
+  }
+  if (s[0] == 'S' && s.substr(0, 5) == "Step ") {
+    ParseTorchtuneStep(s, r);
+    return r;
+  }
   // One scan per marker family: progress rates and "N/M" need a '/', every "step" form shares it.
   constexpr auto npos = std::string_view::npos;
   bool per_it = false;
-  if (FindRateUnit(s, &per_it) != npos) return ParseTqdm(s, r);
+  if (FindRateUnit(s, &per_it) != npos) {
+    ParseTqdm(s, r);
+    return r;
+  }
   if (size_t st = FindStep(s); st != npos) {
-    if (Find(s, "step:", st) != npos) return ParseTorchtitan(s, r);
-    if (Find(s, "global_step=", st > 7 ? st - 7 : 0) != npos || Find(s, "] step=") != npos) return ParseDeepSpeed(s, r);
+    if (Find(s, "step:", st) != npos) {
+      ParseTorchtitan(s, r);
+      return r;
+    }
+    if (Find(s, "global_step=", st > 7 ? st - 7 : 0) != npos || Find(s, "] step=") != npos) {
+      ParseDeepSpeed(s, r);
+      return r;
+    }
   }
   // Megatron's line is "iteration N/ M | ... |": needs both a '/' and a '|'.
   if (std::memchr(s.data(), '|', s.size()) && std::memchr(s.data(), '/', s.size()) && Find(s, "iteration ") != npos)
-    return ParseMegatron(s, r);
-  return ParseMarker(s, r);
+    ParseMegatron(s, r);
+  else
+    ParseMarker(s, r);
+  return r;
 }
 
 }  // namespace sparkops

@@ -35,6 +35,17 @@ struct StepLine {
 /// Parses one line (no '\n' or '\r' in it). Unknown lines give Kind::kNone.
 StepLine ParseStepLine(std::string_view line);
 
+/// N when `line` starts with torch's "[rankN]:"-style prefix "[rankN]" for a rank N ≥ 1 (another
+/// rank's copy of a line, which the analysis skips), else 0. Cheap: most lines of a multi-rank
+/// log are such copies, and this lets callers skip them before building a StepLine.
+inline int OtherRankPrefix(std::string_view line) {
+  if (line.size() < 8 || line[0] != '[' || line.substr(1, 4) != "rank") return 0;
+  size_t i = 5;
+  int n = 0;
+  while (i < line.size() && i < 12 && line[i] >= '0' && line[i] <= '9') n = n * 10 + (line[i++] - '0');
+  return i > 5 && i < line.size() && line[i] == ']' ? n : 0;
+}
+
 /// Tolerant number parse at the start of `s` (digits, sign, '.', exponent, nan, inf); sets
 /// `used` to the characters consumed. Exposed for the CSV readers.
 std::optional<double> ParseNumberPrefix(std::string_view s, size_t* used = nullptr);

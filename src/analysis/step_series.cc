@@ -13,26 +13,47 @@ constexpr int64_t kMaxStep = 1'000'000'000'000'000;  // keeps step differences f
 
 bool StepSeries::has_times() const { return time_source != "none"; }
 
-void StepSeriesBuilder::Add(std::string_view text, int64_t arrival_ms) {
-  StepLine l = ParseStepLine(text);
-  if (l.rank && *l.rank != 0) {
-    ++s_.ignored_rank_lines;
-    return;
+bool ParseStepEvent(std::string_view text, int64_t arrival_ms, const LocalZone& zone, StepEvent* out,
+                    bool* other_rank) {
+  if (OtherRankPrefix(text)) {  // most lines of a multi-rank log: skipped before any parsing
+    *other_rank = true;
+    return false;
   }
-  if (l.kind == StepLine::Kind::kNone) return;
-  if (*l.format) ++formats_[l.format];
-  int64_t t = kNoTime;
-  bool own = false;
+  StepEvent& e = *out;
+  e.line = ParseStepLine(text);
+  const StepLine& l = e.line;
+  if (l.rank && *l.rank != 0) {
+    *other_rank = true;
+    return false;
+  }
+  if (l.kind == StepLine::Kind::kNone) return false;
+  e.t_ms = kNoTime;
+  e.own_time = false;
   if (!l.timestamp.empty()) {
-    if (auto ms = zone_.ParseMillis(l.timestamp)) {
-      t = *ms;
-      own = true;
+    if (auto ms = zone.ParseMillis(l.timestamp)) {
+      e.t_ms = *ms;
+      e.own_time = true;
     }
   } else if (l.unix_time_s && std::isfinite(*l.unix_time_s) && *l.unix_time_s > 1e9 && *l.unix_time_s < 1e11) {
-    t = static_cast<int64_t>(*l.unix_time_s * 1000.0);
-    own = true;
+    e.t_ms = static_cast<int64_t>(*l.unix_time_s * 1000.0);
+    e.own_time = true;
   }
-  if (t == kNoTime) t = arrival_ms;
+  if (e.t_ms == kNoTime) e.t_ms = arrival_ms;
+  e.line.timestamp = {};
+  return true;
+}
+
+void StepSeriesBuilder::Add(std::string_view text, int64_t arrival_ms) {
+  bool other_rank = false;
+  StepEvent e;
+  if (ParseStepEvent(text, arrival_ms, zone_, &e, &other_rank)) Apply(e);
+  else if (other_rank) ++s_.ignored_rank_lines;
+}
+
+void StepSeriesBuilder::Apply(const StepEvent& e) {
+  const StepLine& l = e.line;
+  const int64_t t = e.t_ms;
+  if (*l.format) ++formats_[l.format];
   int64_t last_step = s_.points.empty() ? -1 : s_.points.back().step;
   auto mark = [&](uint8_t kind) {
     pending_flags_ |= kind;
@@ -58,8 +79,8 @@ void StepSeriesBuilder::Add(std::string_view text, int64_t arrival_ms) {
         }
       }
       if (l.kind == StepLine::Kind::kBar && l.step && *l.step == 0) return;
-      if (own) ++n_own_time_;
-      else if (arrival_ms != kNoTime) ++n_arrival_;
+      if (e.own_time) ++n_own_time_;
+      else if (t != kNoTime) ++n_arrival_;
       AddPoint(l, t);
       return;
     case StepLine::Kind::kNone: return;
@@ -171,28 +192,40 @@ bool SplitRunLogRecord(std::string_view line, int64_t* arrival_ms, std::string_v
 }
 
 namespace {
-void AddLine(StepSeriesBuilder& b, std::string_view line) {
-  int64_t arrival = kNoTime;
-  std::string_view text = line;
-  if (!SplitRunLogRecord(line, &arrival, &text)) text = line;
-  // carriage-return redraws: each state is its own record
-  size_t start = 0;
-  while (start <= text.size()) {
-    size_t cr = text.find('\r', start);
-    std::string_view part = text.substr(start, cr == std::string_view::npos ? std::string_view::npos : cr - start);
-    if (!part.empty()) b.Add(part, arrival);
-    if (cr == std::string_view::npos) break;
-    start = cr + 1;
+/// The events of one segment of a log, parsed on a worker thread with its own zone copy.
+class StepEventSegment : public LineSegment {
+ public:
+  explicit StepEventSegment(const LocalZone& zone) : zone_(zone) { events.reserve(4096); }
+  void Line(std::string_view line) override {
+    ForEachRecord(line, [&](std::string_view text, int64_t arrival) {
+      bool other_rank = false;
+      if (ParseStepEvent(text, arrival, zone_, &scratch_, &other_rank)) events.push_back(scratch_);
+      else if (other_rank) ++other_rank_lines;
+    });
   }
-}
+  void Clear() override {
+    events.clear();
+    other_rank_lines = 0;
+  }
+  std::vector<StepEvent> events;
+  uint64_t other_rank_lines = 0;
+
+ private:
+  LocalZone zone_;
+  StepEvent scratch_;
+};
 }  // namespace
 
-Result<StepSeries> ReadStepLog(const std::string& path, const LocalZone& zone) {
+Result<StepSeries> ReadStepLog(const std::string& path, const LocalZone& zone, ParallelLineOptions opt) {
   StepSeriesBuilder b(zone);
-  auto st = ForEachLine(path, [&](std::string_view line, uint64_t) {
-    AddLine(b, line);
-    return true;
-  });
+  auto st = ForEachLineParallel(
+      path, [&] { return std::make_unique<StepEventSegment>(zone); },
+      [&](LineSegment& seg) {
+        auto& s = static_cast<StepEventSegment&>(seg);
+        for (const StepEvent& e : s.events) b.Apply(e);
+        b.CountOtherRankLines(s.other_rank_lines);
+      },
+      opt);
   if (!st) return std::unexpected(st.error());
   StepSeries s = b.Finish();
   s.lines = st->lines;
@@ -205,7 +238,7 @@ StepSeries ParseStepLog(std::string_view text, const LocalZone& zone) {
   uint64_t lines = 0;
   for (std::string_view line : SplitLines(text)) {
     ++lines;
-    AddLine(b, line);
+    ForEachRecord(line, [&](std::string_view text, int64_t arrival) { b.Add(text, arrival); });
   }
   StepSeries s = b.Finish();
   s.lines = lines;

@@ -13,6 +13,7 @@
 
 #include "analysis/line_reader.h"
 #include "analysis/localtime.h"
+#include "analysis/parallel_lines.h"
 #include "analysis/step_line.h"
 #include "base/error.h"
 
@@ -50,11 +51,33 @@ struct StepSeries {
   bool has_times() const;
 };
 
+/// What one output record contributes, resolved without any builder state, so records can be
+/// parsed on several threads and applied in order afterwards.
+struct StepEvent {
+  StepLine line;            ///< the parsed record; `timestamp` emptied (it pointed into the record)
+  int64_t t_ms = kNoTime;   ///< the record's own time, else its arrival time
+  bool own_time = false;    ///< t_ms came from the log's own timestamp
+};
+
+/// Parses one output record (already split on '\r'; `arrival_ms` kNoTime when unknown) into
+/// `*out`; false for lines the analysis does not use (`*other_rank` set for another rank's copy).
+/// `zone` caches offsets and must not be shared between threads (give each its own copy).
+bool ParseStepEvent(std::string_view text, int64_t arrival_ms, const LocalZone& zone, StepEvent* out,
+                    bool* other_rank);
+
+/// Calls `fn(text, arrival_ms)` for every record of one log line: a `run` train.log record has
+/// its arrival time split off; carriage-return redraws are separate records.
+template <class Fn>
+void ForEachRecord(std::string_view line, Fn&& fn);
+
 class StepSeriesBuilder {
  public:
   explicit StepSeriesBuilder(const LocalZone& zone) : zone_(zone) {}
   /// One output record (already split on '\r'); `arrival_ms` kNoTime when unknown.
   void Add(std::string_view text, int64_t arrival_ms);
+  /// A record parsed by ParseStepEvent, in log order.
+  void Apply(const StepEvent& e);
+  void CountOtherRankLines(uint64_t n) { s_.ignored_rank_lines += n; }
   StepSeries Finish();
 
  private:
@@ -70,9 +93,26 @@ class StepSeriesBuilder {
 /// Splits one train.log record `<UTC timestamp>\t<o|e>\t<text>`; false when `line` is not one.
 bool SplitRunLogRecord(std::string_view line, int64_t* arrival_ms, std::string_view* text);
 
-/// Reads a training log: a `run` train.log (arrival times used) or any plain log. Streaming.
-Result<StepSeries> ReadStepLog(const std::string& path, const LocalZone& zone);
+/// Reads a training log: a `run` train.log (arrival times used) or any plain log. Streaming;
+/// a big regular file is parsed on several threads (`opt`, see ForEachLineParallel) and gives
+/// the same series as one thread.
+Result<StepSeries> ReadStepLog(const std::string& path, const LocalZone& zone, ParallelLineOptions opt = {});
 /// The same over text in memory (tests).
 StepSeries ParseStepLog(std::string_view text, const LocalZone& zone);
+
+template <class Fn>
+void ForEachRecord(std::string_view line, Fn&& fn) {
+  int64_t arrival = kNoTime;
+  std::string_view text = line;
+  if (!SplitRunLogRecord(line, &arrival, &text)) text = line;
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t cr = text.find('\r', start);
+    std::string_view part = text.substr(start, cr == std::string_view::npos ? std::string_view::npos : cr - start);
+    if (!part.empty()) fn(part, arrival);
+    if (cr == std::string_view::npos) break;
+    start = cr + 1;
+  }
+}
 
 }  // namespace sparkops

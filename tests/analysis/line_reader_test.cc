@@ -5,6 +5,7 @@
 #include <thread>
 
 #include "analysis/line_reader.h"
+#include "analysis/parallel_lines.h"
 #include "test_util.h"
 
 namespace sparkops {
@@ -62,6 +63,83 @@ TEST(LineReader, MissingFileIsAnInputErrorNamingIt) {
   auto r = ForEachLine("/nonexistent/x.log", [](std::string_view, uint64_t) { return true; });
   ASSERT_FALSE(r);
   EXPECT_NE(r.error().message.find("/nonexistent/x.log"), std::string::npos);
+}
+
+struct CollectSegment : LineSegment {
+  void Line(std::string_view l) override { lines.emplace_back(l); }
+  void Clear() override { lines.clear(); }
+  std::vector<std::string> lines;
+};
+
+std::vector<std::string> CollectParallel(const std::string& path, ParallelLineOptions opt, LineReadStats* st,
+                                         size_t* segments = nullptr) {
+  std::vector<std::string> lines;
+  size_t n = 0;
+  auto r = ForEachLineParallel(
+      path, [] { return std::make_unique<CollectSegment>(); },
+      [&](LineSegment& s) {
+        ++n;
+        for (auto& l : static_cast<CollectSegment&>(s).lines) lines.push_back(std::move(l));
+      },
+      opt);
+  EXPECT_TRUE(r) << (r ? "" : r.error().message);
+  if (r && st) *st = *r;
+  if (segments) *segments = n;
+  return lines;
+}
+
+TEST(ParallelLines, SameLinesInTheSameOrderAsTheSequentialReader) {
+  TempDir d;
+  std::string content = Content();
+  std::string path = d.Write("log", content);
+  LineReadStats seq{};
+  auto expected = Collect(path, 64u << 20, &seq);
+  // Segment sizes that put boundaries inside lines, right after a '\n', and inside the over-long
+  // line (which then spans several segments); thread counts above and below the segment count.
+  const size_t first_line_end = content.find('\n') + 1;
+  for (size_t seg : {size_t{4096}, size_t{4097}, first_line_end, size_t{100000}, size_t{300000}}) {
+    for (unsigned threads : {2u, 3u, 8u}) {
+      LineReadStats st{};
+      size_t segments = 0;
+      auto got = CollectParallel(path, {threads, seg}, &st, &segments);
+      EXPECT_EQ(got, expected) << "segment " << seg << " threads " << threads;
+      EXPECT_EQ(st.lines, seq.lines);
+      EXPECT_EQ(st.bytes, seq.bytes);
+      EXPECT_EQ(st.truncated_lines, 1u);
+      EXPECT_EQ(segments, (content.size() + seg - 1) / seg) << "one merge per segment";
+    }
+  }
+}
+
+TEST(ParallelLines, FileEndingWithNewlineAndSingleThreadFallback) {
+  TempDir d;
+  std::string content;
+  for (int i = 0; i < 100000; ++i) content += std::to_string(i) + "\n";
+  std::string path = d.Write("log", content);
+  LineReadStats st{};
+  auto par = CollectParallel(path, {4, 1000}, &st);
+  ASSERT_EQ(par.size(), 100000u);
+  EXPECT_EQ(par.front(), "0");
+  EXPECT_EQ(par.back(), "99999");
+  EXPECT_EQ(st.bytes, content.size());
+  size_t segments = 0;
+  auto one = CollectParallel(path, {1, 1000}, &st, &segments);  // one thread: sequential, batched
+  EXPECT_EQ(one, par);
+  EXPECT_EQ(segments, 2u) << "65,536 lines per batch";
+}
+
+TEST(ParallelLines, PipesAndMissingFilesGoThroughTheSequentialReader) {
+  TempDir d;
+  std::string fifo = d.path() + "/fifo";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  std::thread writer([&] { std::ofstream(fifo) << "a\nbb\nccc"; });
+  auto lines = CollectParallel(fifo, {4, 1}, nullptr);
+  writer.join();
+  EXPECT_EQ(lines, (std::vector<std::string>{"a", "bb", "ccc"}));
+  auto r = ForEachLineParallel("/nonexistent/y.log", [] { return std::make_unique<CollectSegment>(); },
+                               [](LineSegment&) {});
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().message.find("/nonexistent/y.log"), std::string::npos);
 }
 
 }  // namespace

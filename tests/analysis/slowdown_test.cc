@@ -1,9 +1,12 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
+#include <cstring>
 
 #include "analysis/slowdown.h"
 #include "analysis/step_series.h"
+#include "test_util.h"
 
 namespace sparkops {
 namespace {
@@ -117,6 +120,50 @@ TEST(StepSeries, OtherRanksAreIgnored) {
   ASSERT_EQ(s.points.size(), 1u);
   EXPECT_EQ(s.points[0].loss, 8.1f);
   EXPECT_EQ(s.ignored_rank_lines, 1u);
+}
+
+TEST(StepSeries, ParsedOnManyThreadsGivesTheSameSeriesAsOne) {
+  // A train.log mixing the things whose order matters: tqdm redraws (CR records), other ranks,
+  // HF loss dicts that belong to the step before them, evaluation bars, save lines, zone-less
+  // timestamps; cut into 8 KiB segments so records cross segment boundaries everywhere.
+  auto z = *LocalZone::Make("+02:00");
+  std::string log;
+  for (int step = 1; step <= 3000; ++step) {
+    char ts[40];
+    std::snprintf(ts, sizeof ts, "2026-11-29T10:%02d:%02d.%03dZ", step / 600 % 60, step / 10 % 60, step % 10 * 100);
+    std::string bar = std::to_string(step * 100 / 3000) + "%|#| " + std::to_string(step) + "/3000 [00:01<00:50,  " +
+                      (step < 1500 ? "2.00" : "1.00") + "it/s]";
+    log += std::string(ts) + "\te\t" + bar + "\r" + bar + "\n";
+    log += std::string(ts) + "\te\t[rank1]:" + bar + "\n";
+    if (step % 10 == 0) log += std::string(ts) + "\to\t{'loss': " + std::to_string(3.0 - step / 1500.0) + ", 'epoch': 0.1}\n";
+    if (step % 500 == 0) log += std::string(ts) + "\te\t 50%|#| 5/10 [00:01<00:01,  5.00it/s]\n";
+    if (step % 700 == 0) log += std::string(ts) + "\to\tSaving model checkpoint to out/checkpoint-" + std::to_string(step) + "\n";
+    if (step % 900 == 0) log += std::string(ts) + "\to\t[2026-11-29 12:00:00] iteration 5/ 9 | elapsed time per iteration (ms): 1.0 |\n";
+  }
+  testing::TempDir d;
+  std::string path = d.Write("train.log", log);
+  StepSeries one = ParseStepLog(log, z);
+  auto many = ReadStepLog(path, z, ParallelLineOptions{4, 8192});
+  ASSERT_TRUE(many) << many.error().message;
+  ASSERT_GT(one.points.size(), 2900u);
+  ASSERT_EQ(many->points.size(), one.points.size());
+  for (size_t i = 0; i < one.points.size(); ++i) {
+    const StepPoint &a = one.points[i], &b = many->points[i];
+    ASSERT_TRUE(a.step == b.step && a.t_ms == b.t_ms && a.flags == b.flags &&
+                std::memcmp(&a.cost, &b.cost, sizeof a.cost) == 0 && std::memcmp(&a.loss, &b.loss, sizeof a.loss) == 0)
+        << "point " << i << " step " << a.step;
+  }
+  ASSERT_EQ(many->markers.size(), one.markers.size());
+  for (size_t i = 0; i < one.markers.size(); ++i)
+    EXPECT_TRUE(many->markers[i].step == one.markers[i].step && many->markers[i].kind == one.markers[i].kind &&
+                many->markers[i].t_ms == one.markers[i].t_ms);
+  EXPECT_GT(one.markers.size(), 5u);
+  EXPECT_EQ(many->formats, one.formats);
+  EXPECT_EQ(many->cost_unit, one.cost_unit);
+  EXPECT_EQ(many->time_source, one.time_source);
+  EXPECT_EQ(many->ignored_rank_lines, 3000u);
+  EXPECT_EQ(many->lines, one.lines);
+  EXPECT_EQ(many->bytes, one.bytes);
 }
 
 }  // namespace

@@ -3,6 +3,9 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdlib>
+#include <random>
+#include <string>
 
 #include "analysis/step_line.h"
 
@@ -117,6 +120,36 @@ TEST(StepLine, EveryFormatTable) {
     ExpectNear(l.loss, c.loss, "loss", c.name);
     EXPECT_EQ(l.timestamp, c.timestamp) << c.name;
   }
+}
+
+TEST(StepLine, NumberFastPathAgreesWithStrtod) {
+  // ParseNumberPrefix reads plain decimals itself (no from_chars): the value and the characters
+  // consumed must equal the C library's correctly rounded reading for every shape it accepts.
+  std::mt19937_64 rng(7);
+  for (int n = 0; n < 200000; ++n) {
+    std::string t = rng() % 4 == 0 ? "-" : "";
+    t += std::to_string(rng() % 100000000);
+    if (rng() % 3) t += "." + std::to_string(rng() % 10000000);
+    std::string text = t + (n % 2 ? "it/s" : "");
+    size_t used = 0;
+    auto v = ParseNumberPrefix(text, &used);
+    ASSERT_TRUE(v) << text;
+    char* end = nullptr;
+    double want = std::strtod(t.c_str(), &end);
+    ASSERT_EQ(*v, want) << text;
+    ASSERT_EQ(used, t.size()) << text;
+  }
+  for (const char* edge : {"5.", "-0", "123456789012345", "1234567890123456", "0.1234567890123456", "1e5", ".5"}) {
+    size_t used = 0;
+    auto v = ParseNumberPrefix(edge, &used);
+    ASSERT_TRUE(v) << edge;
+    EXPECT_EQ(*v, std::strtod(edge, nullptr)) << edge;
+    EXPECT_EQ(used, std::string_view(edge).size()) << edge;
+  }
+  EXPECT_EQ(OtherRankPrefix("[rank3]:x"), 3);
+  EXPECT_EQ(OtherRankPrefix("[rank0]:x"), 0);
+  EXPECT_EQ(OtherRankPrefix("[rank12345678]:x"), 0) << "too many digits: left to the full parser";
+  EXPECT_EQ(OtherRankPrefix("[rankX]:x"), 0);
 }
 
 TEST(StepLine, RanksAndTotals) {
