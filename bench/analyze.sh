@@ -10,6 +10,12 @@ set -euo pipefail
 BUILD=${1:-build}
 SIZE_MB=${2:-1024}
 BIN=$BUILD/sparkops
+# needs: python3-pandas, bc, taskset (Debian packages python3-pandas, bc, util-linux)
+if ! "${PANDAS_PYTHON:-/usr/bin/python3}" -c 'import pandas' 2>/dev/null; then
+  echo "bench/analyze.sh: pandas is missing (apt-get install python3-pandas): it is the peer this benchmark measures against" >&2
+  exit 2
+fi
+[ -x "$BIN" ] || { echo "bench/analyze.sh: $BIN not found (build sparkops first)" >&2; exit 2; }
 DATA=${BENCH_DIR:-/tmp/sparkops-bench-analyze}
 mkdir -p "$DATA/run"
 LOG=$DATA/run/train.log

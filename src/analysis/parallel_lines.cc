@@ -2,11 +2,11 @@
 
 #include <fcntl.h>
 #include <sched.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <condition_variable>
 #include <cstring>
 #include <mutex>
@@ -25,61 +25,119 @@ unsigned DefaultScanThreads() {
 
 namespace {
 
-constexpr size_t kReleaseBytes = 4u << 20;  // pages already scanned are dropped every 4 MiB
-
-/// The file mapped read-only; `Release` drops scanned pages from this process's resident set
-/// (they stay in the page cache; touching them again just maps them back).
-struct Mapping {
-  const char* data = nullptr;
-  size_t size = 0;
-  size_t page = 4096;
-  void Release(size_t from, size_t to) const {
-    from = from / page * page;
-    to = to / page * page;
-    if (to > from) ::madvise(const_cast<char*>(data) + from, to - from, MADV_DONTNEED);
+/// pread that retries short reads and EINTR; the bytes read (fewer only at end of file or on error).
+size_t ReadAt(int fd, char* buf, size_t len, size_t off) {
+  size_t got = 0;
+  while (got < len) {
+    ssize_t n = ::pread(fd, buf + got, len - got, static_cast<off_t>(off + got));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    got += static_cast<size_t>(n);
   }
-};
-
-/// Position of the '\n' ending the line that starts at `pos` (or m.size), releasing the pages
-/// of an over-long line's tail as it goes so a line of any length costs bounded memory.
-size_t LineEnd(const Mapping& m, size_t pos) {
-  size_t from = pos;
-  while (from < m.size) {
-    size_t len = std::min(m.size - from, kReleaseBytes);
-    if (const void* nl = std::memchr(m.data + from, '\n', len)) return static_cast<size_t>(static_cast<const char*>(nl) - m.data);
-    if (from - pos > kMaxLineBytes) m.Release(from, from + len);
-    from += len;
-  }
-  return m.size;
+  return got;
 }
 
-/// Scans segment `k`: the lines that start in [k*S, (k+1)*S).
-void ScanSegment(const Mapping& m, size_t k, size_t seg_bytes, LineSegment& seg, LineReadStats& st) {
-  const size_t begin = k * seg_bytes, end = std::min(m.size, begin + seg_bytes);
+/// Reads a file forward from an offset in small chunks into a reused buffer (small enough to
+/// stay in cache while the lines are parsed), keeping the unread bytes [lo, hi) at hand.
+class ChunkReader {
+ public:
+  /// `chunk`: bytes per read (the segment size when that is smaller, so small segments read
+  /// little beyond their end).
+  ChunkReader(int fd, uint64_t size, uint64_t off, size_t chunk, std::vector<char>& buf)
+      : chunk_(std::clamp<size_t>(chunk, 4096, kMaxChunk)), fd_(fd), size_(size), off_(off), buf_(buf) {
+    buf_.resize(std::max(buf_.size(), kMaxChunk + kMaxLineBytes + 1));
+  }
+  /// Moves [lo, hi) to the front and reads the next chunk after it: bytes read (0 at end of file),
+  /// or -errno. `lo`/`hi` and positions the caller holds shift by the old `lo` (returned in *shift).
+  ssize_t Fill(size_t* shift) {
+    *shift = lo;
+    if (lo > 0) {
+      std::memmove(buf_.data(), buf_.data() + lo, hi - lo);
+      hi -= lo;
+      lo = 0;
+    }
+    size_t want = static_cast<size_t>(std::min<uint64_t>(std::min(chunk_, buf_.size() - hi), size_ - off_));
+    if (want == 0) return 0;
+    errno = 0;
+    size_t got = ReadAt(fd_, buf_.data() + hi, want, off_);
+    if (got != want) return -(errno ? errno : EIO);
+    hi += got;
+    off_ += got;
+    return static_cast<ssize_t>(got);
+  }
+  uint64_t Offset(size_t i) const { return off_ - (hi - i); }  ///< file offset of buf[i]
+  const char* data() const { return buf_.data(); }
+  size_t lo = 0, hi = 0;
+
+ private:
+  static constexpr size_t kMaxChunk = 256u << 10;
+  size_t chunk_;
+  int fd_;
+  uint64_t size_, off_;
+  std::vector<char>& buf_;
+};
+
+/// Scans segment `k`: the lines that start in [k*S, (k+1)*S) of a file of `size` bytes, pread in
+/// 256 KiB chunks into `buf` (reused across segments). A line that runs past the segment's end
+/// is completed from the bytes after it; one longer than kMaxLineBytes is cut there and its
+/// tail skipped. Returns 0, or the errno of a failed read (EIO when the file shrank meanwhile).
+int ScanSegment(int fd, uint64_t size, size_t k, size_t seg_bytes, std::vector<char>& buf, LineSegment& seg,
+                LineReadStats& st) {
+  const uint64_t begin = static_cast<uint64_t>(k) * seg_bytes, end = std::min<uint64_t>(size, begin + seg_bytes);
   st.bytes = end - begin;
-  size_t pos = begin;
-  if (k > 0) {  // the line in progress at `begin` belongs to the previous segment
-    size_t nl = LineEnd(m, begin - 1);
-    if (nl >= m.size) return;
-    pos = nl + 1;
+  // From begin-1: a '\n' there means a line starts exactly at `begin`.
+  ChunkReader r(fd, size, begin > 0 ? begin - 1 : 0, seg_bytes + 1, buf);
+  size_t shift = 0;
+  // Skips through the next '\n' (the rest of a line that is not ours, or an over-long tail);
+  // false at end of file.
+  auto skip_line = [&]() -> ssize_t {
+    while (true) {
+      if (const void* nl = std::memchr(r.data() + r.lo, '\n', r.hi - r.lo)) {
+        r.lo = static_cast<size_t>(static_cast<const char*>(nl) - r.data()) + 1;
+        return 1;
+      }
+      r.lo = r.hi;
+      ssize_t n = r.Fill(&shift);
+      if (n <= 0) return n;
+    }
+  };
+  if (k > 0) {
+    ssize_t n = skip_line();
+    if (n <= 0) return static_cast<int>(-n);
   }
-  size_t released = begin;
-  while (pos < end) {
-    size_t stop = LineEnd(m, pos);
-    size_t len = stop - pos;
+  while (true) {
+    if (r.lo == r.hi) {  // nothing buffered: read on (or stop at end of file)
+      ssize_t n = r.Fill(&shift);
+      if (n < 0) return static_cast<int>(-n);
+      if (n == 0) return 0;
+    }
+    if (r.Offset(r.lo) >= end) return 0;  // this line belongs to the next segment
+    size_t scan = r.lo;
+    const void* nl = nullptr;
+    while (!(nl = std::memchr(r.data() + scan, '\n', r.hi - scan)) && r.hi - r.lo <= kMaxLineBytes) {
+      scan = r.hi;
+      ssize_t n = r.Fill(&shift);
+      scan -= shift;
+      if (n < 0) return static_cast<int>(-n);
+      if (n == 0) break;  // the last line, without a '\n'
+    }
     ++st.lines;
-    if (len > kMaxLineBytes) {
+    if (nl) {
+      size_t stop = static_cast<size_t>(static_cast<const char*>(nl) - r.data());
+      if (stop - r.lo > kMaxLineBytes) ++st.truncated_lines;
+      seg.Line(std::string_view(r.data() + r.lo, std::min(stop - r.lo, kMaxLineBytes)));
+      r.lo = stop + 1;
+    } else if (r.hi - r.lo > kMaxLineBytes) {  // over-long: hand over its head, skip the rest
       ++st.truncated_lines;
-      len = kMaxLineBytes;
-    }
-    seg.Line(std::string_view(m.data + pos, len));
-    pos = stop + 1;
-    if (pos - released >= kReleaseBytes) {
-      m.Release(released, std::min(pos, m.size));
-      released = std::min(pos, m.size) / m.page * m.page;
+      seg.Line(std::string_view(r.data() + r.lo, kMaxLineBytes));
+      r.lo += kMaxLineBytes;
+      ssize_t n = skip_line();
+      if (n <= 0) return static_cast<int>(-n);
+    } else {  // end of file
+      seg.Line(std::string_view(r.data() + r.lo, r.hi - r.lo));
+      return 0;
     }
   }
-  m.Release(released, std::min(pos, m.size));
 }
 
 Result<LineReadStats> Sequential(const std::string& path, const std::function<std::unique_ptr<LineSegment>()>& make,
@@ -118,14 +176,8 @@ Result<LineReadStats> ForEachLineParallel(const std::string& path,
     ::close(fd);
     return Sequential(path, make, merge);
   }
-  const size_t size = static_cast<size_t>(sb.st_size);
-  void* addr = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
-  ::close(fd);
-  if (addr == MAP_FAILED) return Sequential(path, make, merge);
-  ::madvise(addr, size, MADV_SEQUENTIAL);
-  Mapping m{static_cast<const char*>(addr), size, static_cast<size_t>(std::max(::sysconf(_SC_PAGESIZE), 1L))};
-
-  const size_t nseg = (size + seg_bytes - 1) / seg_bytes;
+  const uint64_t size = static_cast<uint64_t>(sb.st_size);
+  const size_t nseg = static_cast<size_t>((size + seg_bytes - 1) / seg_bytes);
   const size_t ahead = 2 * static_cast<size_t>(threads);  // segments parsed but not yet merged, at most
   struct Slot {
     std::unique_ptr<LineSegment> seg;
@@ -137,7 +189,9 @@ Result<LineReadStats> ForEachLineParallel(const std::string& path,
   std::mutex mu;
   std::condition_variable cv;
   size_t next = 0, made = std::min(nseg, ahead);
+  int read_error = 0;
   auto work = [&] {
+    std::vector<char> buf;
     std::unique_lock lock(mu);
     while (true) {
       cv.wait(lock, [&] { return next >= nseg || next < made; });
@@ -145,8 +199,9 @@ Result<LineReadStats> ForEachLineParallel(const std::string& path,
       size_t k = next++;
       lock.unlock();
       LineReadStats st;
-      ScanSegment(m, k, seg_bytes, *slots[k].seg, st);
+      int err = ScanSegment(fd, size, k, seg_bytes, buf, *slots[k].seg, st);
       lock.lock();
+      if (err && !read_error) read_error = err;
       slots[k].st = st;
       slots[k].done = true;
       cv.notify_all();
@@ -173,7 +228,8 @@ Result<LineReadStats> ForEachLineParallel(const std::string& path,
     }
   }
   for (auto& t : pool) t.join();
-  ::munmap(addr, size);
+  ::close(fd);
+  if (read_error) return IoError(path + ": read failed: " + std::strerror(read_error));
   return total;
 }
 

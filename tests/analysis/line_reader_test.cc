@@ -111,6 +111,21 @@ TEST(ParallelLines, SameLinesInTheSameOrderAsTheSequentialReader) {
   }
 }
 
+TEST(ParallelLines, OverLongLineInsideOneSegment) {
+  TempDir d;
+  std::string content;
+  while (content.size() < 1500000) content += "short line " + std::to_string(content.size()) + "\n";
+  content += std::string(kMaxLineBytes + 100, 'L') + "\n";
+  while (content.size() < 6000000) content += "after " + std::to_string(content.size()) + "\n";
+  std::string path = d.Write("log", content);
+  LineReadStats seq{}, par{};
+  auto expected = Collect(path, 64u << 20, &seq);
+  auto got = CollectParallel(path, {2, 3u << 20}, &par);
+  EXPECT_EQ(got, expected);
+  EXPECT_EQ(par.lines, seq.lines);
+  EXPECT_EQ(par.truncated_lines, 1u);
+}
+
 TEST(ParallelLines, FileEndingWithNewlineAndSingleThreadFallback) {
   TempDir d;
   std::string content;
