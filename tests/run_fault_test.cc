@@ -228,6 +228,31 @@ TEST(RunFault, BinaryOutputAndTenMegabyteLinesAreRecordedByteForByte) {
   std::printf("binary + 10 MB lines: run took %.1f s, peak RSS %.1f MiB\n", f.wall_s, f.max_rss_kib / 1024.0);
 }
 
+// `sparkops run -- job | head -1`: the live view's reader goes away while the job still prints.
+// run must keep recording (the live view is best effort), leave the job alone, and exit with the
+// job's status - not die of SIGPIPE, which would also cut the job's own output pipe.
+TEST(RunFault, LiveViewReaderGoingAwayDoesNotStopTheRunOrTheJob) {
+  TempDir d;
+  int p[2];
+  ASSERT_EQ(pipe2(p, O_CLOEXEC), 0);
+  const std::string dir = d.path() + "/r", err = d.path() + "/stderr";
+  const auto t0 = std::chrono::steady_clock::now();
+  pid_t pid = SpawnSparkops({"--root", Fixture("gb10"), "run", "--out", dir, "--interval", "0.2", "--", "sh", "-c",
+                             "seq 1 200000; exit 5"},
+                            "", err, p[1]);
+  close(p[1]);
+  ASSERT_GT(pid, 0);
+  char buf[16];
+  EXPECT_GT(read(p[0], buf, sizeof buf), 0);  // like head -c 16
+  close(p[0]);
+  Finished f = Wait(pid, t0);
+  EXPECT_EQ(f.status, 5) << "128+13 is SIGPIPE: " << SparkopsErr(err);
+  const std::string log = testing::ReadFileOrDie(dir + "/train.log");
+  auto lines = SplitLines(log);
+  ASSERT_EQ(lines.size(), 200000u);
+  for (size_t i = 0; i < lines.size(); i += 9999) EXPECT_TRUE(EndsWith(lines[i], "\to\t" + std::to_string(i + 1)));
+}
+
 /// What the kill test's job prints: "line N" for N = 0, 1, 2, ...; every 1000th line also carries
 /// 1.25 MiB of padding (two train.log records, the first of them a 1 MiB write).
 std::string KillJobScript(const std::string& pid_file) {
