@@ -153,4 +153,14 @@ Result<LineReadStats> ForEachLine(const std::string& path,
   return st;
 }
 
+bool EndsWithNewline(const std::string& path) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return true;
+  struct stat st {};
+  char last = '\n';
+  if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) (void)!::pread(fd, &last, 1, st.st_size - 1);
+  ::close(fd);
+  return last == '\n';
+}
+
 }  // namespace sparkops

@@ -28,4 +28,8 @@ Result<LineReadStats> ForEachLine(const std::string& path,
                                   const std::function<bool(std::string_view, uint64_t)>& fn,
                                   size_t window = 16u << 20);
 
+/// False when `path` is a non-empty file whose last byte is not '\n': its last line is a write
+/// that was cut short or is still going on. True otherwise (also when it cannot be read).
+bool EndsWithNewline(const std::string& path);
+
 }  // namespace sparkops

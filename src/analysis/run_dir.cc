@@ -17,12 +17,15 @@ std::string RunEvent::Str(const char* key) const {
 
 Result<std::vector<RunEvent>> ParseEventsJsonl(std::string_view text, const std::string& source) {
   std::vector<RunEvent> out;
+  const auto lines = SplitLines(text);
+  const bool unterminated = !text.empty() && text.back() != '\n';
   size_t n = 0;
-  for (std::string_view line : SplitLines(text)) {
+  for (std::string_view line : lines) {
     ++n;
     if (Trim(line).empty()) continue;
     auto where = source + ":" + std::to_string(n);
     auto j = nlohmann::json::parse(line, nullptr, false);
+    if (j.is_discarded() && unterminated && n == lines.size()) break;  // a torn last record: ignored
     if (!j.is_object()) return InputError(where + ": not a JSON object");
     auto t = j.find("time");
     auto ty = j.find("type");

@@ -31,7 +31,8 @@ struct RunMeta {
 };
 
 /// Pure: parses events.jsonl text; blank lines skipped; a malformed line is an error naming
-/// `source` and the line. Sorted by time.
+/// `source` and the line, except a last line without its newline that is not JSON at all: a
+/// record whose write was cut short (kill -9 of `run`, power loss), ignored. Sorted by time.
 Result<std::vector<RunEvent>> ParseEventsJsonl(std::string_view text, const std::string& source);
 Result<RunMeta> ParseRunMeta(std::string_view text, const std::string& source);
 

@@ -163,10 +163,12 @@ Result<ThermalSeries> ThermalCsvParser::Finish() {
 
 Result<ThermalSeries> ParseThermalCsv(std::string_view text, const std::string& source, const LocalZone& zone) {
   ThermalCsvParser p(source, zone);
-  uint64_t n = 0;
-  for (std::string_view line : SplitLines(text)) {
-    auto r = p.AddLine(line, ++n);
-    if (!r) return std::unexpected(r.error());
+  const auto lines = SplitLines(text);
+  const bool unterminated = !text.empty() && text.back() != '\n';
+  for (size_t i = 0; i < lines.size(); ++i) {
+    const bool torn_candidate = unterminated && i + 1 == lines.size() && p.has_header();
+    auto r = p.AddLine(lines[i], i + 1);
+    if (!r && !torn_candidate) return std::unexpected(r.error());
   }
   return p.Finish();
 }
@@ -174,16 +176,21 @@ Result<ThermalSeries> ParseThermalCsv(std::string_view text, const std::string& 
 Result<ThermalSeries> ReadThermalCsv(const std::string& path, const LocalZone& zone) {
   ThermalCsvParser p(path, zone);
   std::optional<Error> err;
+  uint64_t err_line = 0, last_line = 0;
+  bool err_after_header = false;
   auto st = ForEachLine(path, [&](std::string_view line, uint64_t n) {
-    auto r = p.AddLine(line, n);
-    if (!r) {
+    last_line = n;
+    if (err) return false;  // a line follows the bad one: it was not a torn last row
+    const bool had_header = p.has_header();
+    if (auto r = p.AddLine(line, n); !r) {
       err = r.error();
-      return false;
+      err_line = n;
+      err_after_header = had_header;
     }
     return true;
   });
   if (!st) return std::unexpected(st.error());
-  if (err) return std::unexpected(*err);
+  if (err && !(err_line == last_line && err_after_header && !EndsWithNewline(path))) return std::unexpected(*err);
   return p.Finish();
 }
 

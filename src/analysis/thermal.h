@@ -37,6 +37,8 @@ class ThermalCsvParser {
   ThermalCsvParser(std::string source, const LocalZone& zone) : source_(std::move(source)), zone_(zone) {}
   Result<bool> AddLine(std::string_view line, uint64_t lineno);
   Result<ThermalSeries> Finish();
+  /// The header has been read (rows come next).
+  bool has_header() const { return !cols_.empty(); }
 
  private:
   enum Col : int;
@@ -49,9 +51,11 @@ class ThermalCsvParser {
   ThermalSeries out_;
 };
 
-/// Pure: parses a whole CSV text.
+/// Pure: parses a whole CSV text. A last row without its newline that does not parse is a write
+/// cut short (the writer was killed, or the file is still being written) and is ignored; any other
+/// bad row is an error.
 Result<ThermalSeries> ParseThermalCsv(std::string_view text, const std::string& source, const LocalZone& zone);
-/// Streams a CSV file.
+/// Streams a CSV file (a torn last row ignored, as above).
 Result<ThermalSeries> ReadThermalCsv(const std::string& path, const LocalZone& zone);
 
 /// Names of the throttle reasons set in `bits` among the throttling ones ("sw_thermal+sw_power_cap").

@@ -2,15 +2,19 @@
 
 #include <fmt/format.h>
 #include <httplib.h>
+#include <poll.h>
 #include <sys/socket.h>
 
+#include <cerrno>
 #include <condition_variable>
 #include <deque>
 #include <mutex>
+#include <optional>
 #include <thread>
 #include <vector>
 
 #include "base/strings.h"
+#include "exporter/request_stream.h"
 
 namespace sparkops {
 
@@ -73,6 +77,12 @@ HttpReply Route(std::string_view method, std::string_view path, const std::funct
 }
 
 namespace {
+using Clock = std::chrono::steady_clock;
+
+/// When the job this worker thread is running was enqueued: for httplib's accept loop, the moment
+/// its connection was accepted. Unset outside a BoundedTaskQueue job.
+thread_local std::optional<Clock::time_point> t_job_queued_at;
+
 /// A fixed pool of worker threads whose queue holds at most `max_pending` accepted connections.
 /// When it is full, enqueue() blocks the accept loop, so further clients wait in the kernel's
 /// listen backlog instead of growing our memory (httplib 0.11's ThreadPool queue is unbounded).
@@ -86,7 +96,7 @@ class BoundedTaskQueue : public httplib::TaskQueue {
   void enqueue(std::function<void()> fn) override {
     std::unique_lock<std::mutex> lock(mu_);
     space_.wait(lock, [this] { return jobs_.size() < max_pending_ || shutdown_; });
-    jobs_.push_back(std::move(fn));  // even after shutdown: the job owns the socket and closes it
+    jobs_.push_back({std::move(fn), Clock::now()});  // even after shutdown: the job owns the socket and closes it
     ready_.notify_one();
   }
 
@@ -103,23 +113,29 @@ class BoundedTaskQueue : public httplib::TaskQueue {
  private:
   void Work() {
     for (;;) {
-      std::function<void()> fn;
+      Job job;
       {
         std::unique_lock<std::mutex> lock(mu_);
         ready_.wait(lock, [this] { return !jobs_.empty() || shutdown_; });
         if (jobs_.empty()) return;  // shut down and drained
-        fn = std::move(jobs_.front());
+        job = std::move(jobs_.front());
         jobs_.pop_front();
         space_.notify_one();
       }
-      fn();
+      t_job_queued_at = job.queued_at;
+      job.fn();
+      t_job_queued_at.reset();
     }
   }
 
+  struct Job {
+    std::function<void()> fn;
+    Clock::time_point queued_at;
+  };
   const size_t max_pending_;
   std::mutex mu_;
   std::condition_variable ready_, space_;
-  std::deque<std::function<void()>> jobs_;
+  std::deque<Job> jobs_;
   std::vector<std::thread> workers_;
   bool shutdown_ = false;
 };
@@ -132,12 +148,61 @@ std::unique_ptr<httplib::TaskQueue> NewBoundedTaskQueue(size_t threads, size_t m
 
 namespace {
 
-/// httplib::Server with its listening socket reachable: 0.11 listens with a fixed backlog of 5,
-/// so a burst of clients beyond the bounded queue lost SYNs and waited seconds for retransmits.
+/// httplib::Server with its listening socket reachable (0.11 listens with a fixed backlog of 5,
+/// so a burst of clients beyond the bounded queue lost SYNs and waited seconds for retransmits),
+/// and a deadline for each request.
 class Server : public httplib::Server {
  public:
+  explicit Server(std::chrono::milliseconds request_deadline) : request_deadline_(request_deadline) {}
   /// Re-arms listen() with `backlog` (Linux updates the backlog of a listening socket).
   void SetBacklog(int backlog) { ::listen(svr_sock_.load(), backlog); }
+
+ private:
+  /// httplib's per-connection loop (a private virtual of httplib::Server, called from its accept
+  /// loop's job), mirrored from 0.11.4 with two changes: each request is read through a
+  /// RequestStream whose reads stop at the request's deadline, and idle keep-alive waits notice a
+  /// stopping server within 100 ms. A worker held by a slow client is thus free again at the
+  /// deadline; there is no watchdog thread, and no socket is ever shut down by another thread.
+  bool process_and_close_socket(socket_t sock) override {
+    using std::chrono::milliseconds;
+    const auto to_ms = [](time_t s, time_t us) { return milliseconds(s * 1000 + us / 1000); };
+    const milliseconds read_timeout = to_ms(read_timeout_sec_, read_timeout_usec_);
+    const milliseconds write_timeout = to_ms(write_timeout_sec_, write_timeout_usec_);
+    bool ret = false;
+    for (size_t count = keep_alive_max_count_; count > 0 && svr_sock_ != INVALID_SOCKET; --count) {
+      Clock::time_point started;
+      if (count == keep_alive_max_count_) {
+        started = t_job_queued_at.value_or(Clock::now());  // first request: from the accept
+      } else {
+        if (!WaitForNextRequest(sock)) break;
+        started = Clock::now();
+      }
+      RequestStream strm(sock, started + request_deadline_, read_timeout, write_timeout);
+      bool connection_closed = false;
+      ret = process_request(strm, /*close_connection=*/count == 1, connection_closed, nullptr);
+      if (!ret || connection_closed) break;
+    }
+    ::shutdown(sock, SHUT_RDWR);
+    httplib::detail::close_socket(sock);
+    return ret;
+  }
+
+  /// An idle keep-alive connection: true when the next request's first bytes arrived within the
+  /// keep-alive timeout (httplib's own loop waits the same way, but does not watch for a stop).
+  bool WaitForNextRequest(socket_t sock) const {
+    const auto until = Clock::now() + std::chrono::seconds(keep_alive_timeout_sec_);
+    while (svr_sock_ != INVALID_SOCKET) {
+      auto left = std::chrono::ceil<std::chrono::milliseconds>(until - Clock::now()).count();
+      if (left <= 0) return false;
+      pollfd p{sock, POLLIN, 0};
+      int r = ::poll(&p, 1, static_cast<int>(std::min<decltype(left)>(left, 100)));
+      if (r > 0) return true;
+      if (r < 0 && errno != EINTR) return false;
+    }
+    return false;
+  }
+
+  std::chrono::milliseconds request_deadline_;
 };
 
 }  // namespace
@@ -145,7 +210,7 @@ class Server : public httplib::Server {
 Result<void> Serve(const ListenAddress& addr, const ServerLimits& limits,
                    const std::function<std::string()>& metrics, const std::atomic<bool>& stop,
                    const std::function<void(int port)>& on_listening) {
-  Server svr;
+  Server svr(std::chrono::milliseconds(limits.request_deadline_ms));
   svr.new_task_queue = [limits] { return NewBoundedTaskQueue(limits.threads, limits.max_pending).release(); };
   svr.set_payload_max_length(limits.payload_max);
   svr.set_tcp_nodelay(true);  // header and body go out in separate writes: no Nagle/delayed-ACK 40 ms stall

@@ -42,18 +42,25 @@ HttpReply Route(std::string_view method, std::string_view path, const std::funct
 
 /// Bounds of the server (defaults are what `sparkops exporter` uses).
 struct ServerLimits {
-  size_t threads = 4;             ///< connections served at once
+  size_t threads = 8;             ///< connections served at once
   size_t max_pending = 64;        ///< accepted connections waiting for a thread; beyond: the kernel backlog
   size_t backlog = 128;           ///< kernel listen backlog (connections not yet accepted)
   size_t payload_max = 1024;      ///< request body bytes (only GET is served; bodies are never read)
   int read_timeout_s = 5;         ///< per read on a connection
   int keep_alive_timeout_s = 2;   ///< idle keep-alive connection is closed after this
   size_t keep_alive_max = 100;    ///< requests per connection
+  /// Milliseconds a request (request line and headers) may take to arrive: counted from the
+  /// accept for a connection's first request (time queued for a thread included), from its first
+  /// byte for a later keep-alive one. Then the server stops waiting for the client and closes the
+  /// connection without a reply; bytes that have already arrived are still read, so a complete
+  /// request that waited in the queue is answered. A scrape request is < 1 KB sent at once.
+  int request_deadline_ms = 2000;
 };
 
 /// cpp-httplib task queue with `threads` workers holding at most `max_pending` queued connections:
 /// enqueue() blocks while the queue is full (the accept loop then stops accepting, and further
 /// clients wait in the kernel's listen backlog). shutdown() runs what is queued, then joins.
+/// Serve() counts a connection's first request deadline from when its job was enqueued (the accept).
 std::unique_ptr<httplib::TaskQueue> NewBoundedTaskQueue(size_t threads, size_t max_pending);
 
 /// Serves until `stop` becomes true (checked every 100 ms) or the listener fails. `on_listening`

@@ -1,9 +1,10 @@
 #pragma once
 /// Writes a run directory (docs/run-directory.md): train.log records, events.jsonl records,
 /// meta.json, thermal.csv rows. Every record is one write() to an O_APPEND descriptor, so a
-/// kill -9 of sparkops never tears a record; events and thermal rows are also fdatasync'd, and
-/// train.log is synced once per sampling interval (a sync per output line would throttle a job
-/// that prints fast).
+/// kill -9 of sparkops can tear only the record being written, the last one (Linux ends a file
+/// write between pages when SIGKILL arrives; analyze ignores such a tail); events and thermal rows
+/// are also fdatasync'd, and train.log is synced once per sampling interval (a sync per output
+/// line would throttle a job that prints fast).
 #include <mutex>
 #include <optional>
 #include <string>

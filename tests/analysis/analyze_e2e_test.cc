@@ -140,6 +140,29 @@ TEST(AnalyzeE2E, UsageAndInputErrorsExit2NamingTheFile) {
   EXPECT_EQ(RunInProcess({"analyze", "--log", log, "--tz", "Nowhere"}).rc, 2);
 }
 
+// What a kill -9 of `run` (or a power loss) can leave: the last write of each file cut short.
+// analyze still reads the directory (RunFault.KillMinus9AtRandomMomentsNeverLosesOrCorruptsRecords
+// sees train.log's 1 MiB records torn; the small records of the other two files can be too).
+TEST(AnalyzeE2E, RunDirectoryWhoseLastWritesWereCutShortIsAnalysed) {
+  TempDir d;
+  d.Write("train.log",
+          "2026-11-29T10:00:00.000Z\to\titer 1: loss 2.0, time 100.00ms, mfu 1.00%\n"
+          "2026-11-29T10:00:00.100Z\to\titer 2: loss 1.9, time 100.00ms, mfu 1.00%\n"
+          "2026-11-29T10:00:00.200Z\to\titer 3: lo");
+  d.Write("thermal.csv",
+          "timestamp,gpu_temp_c,event\n2026-11-29T10:00:00.000Z,41,\n2026-11-29T10:00:00.100Z,42,\n2026-11-29T10:00:0");
+  d.Write("events.jsonl", "{\"time\": \"2026-11-29T10:00:00.050Z\", \"type\": \"hot\"}\n{\"time\": \"2026-11-29T1");
+  auto r = RunInProcess({"analyze", d.path(), "--json"});
+  ASSERT_EQ(r.rc, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["thermal"]["samples"], 2) << j.dump(2);
+  // The same damage followed by another record is not a torn write: still an input error.
+  d.Write("events.jsonl", "{\"time\": \"2026-11-29T1\n{\"time\": \"2026-11-29T10:00:00.050Z\", \"type\": \"hot\"}\n");
+  auto bad = RunInProcess({"analyze", d.path()});
+  EXPECT_EQ(bad.rc, 2);
+  EXPECT_NE(bad.err.find("events.jsonl:1"), std::string::npos) << bad.err;
+}
+
 TEST(AnalyzeE2E, EmptyOrUnknownLogIsNotAnError) {
   TempDir d;
   std::string log = d.Write("x.log", "hello\nworld\n");

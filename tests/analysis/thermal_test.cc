@@ -4,6 +4,7 @@
 #include "analysis/thermal.h"
 #include "base/timefmt.h"
 #include "host/bootid.h"
+#include "test_util.h"
 
 namespace sparkops {
 namespace {
@@ -87,6 +88,32 @@ TEST(ThermalCsv, MalformedInputNamesFileLineAndColumn) {
   auto hex = ParseThermalCsv("timestamp,clock_event_reasons\n2026-11-29T13:02:29Z,0xZZ\n", "e.csv", z);
   ASSERT_FALSE(hex);
   EXPECT_NE(hex.error().message.find("hex"), std::string::npos);
+}
+
+// A last row without its newline that does not parse is a write cut short (kill -9 of the
+// writer, or a CSV still being written): ignored. The same row anywhere else is an error, and so
+// is a file whose only line is a torn (or wrong) header.
+TEST(ThermalCsv, TornLastRowIsIgnoredOnlyAtTheEnd) {
+  auto z = Zone("UTC");
+  const std::string rows = "timestamp,gpu_temp_c\n2026-11-29T13:02:29Z,41\n2026-11-29T13:02:39Z,42\n";
+  auto torn = ParseThermalCsv(rows + "2026-11-29T13:0", "t.csv", z);
+  ASSERT_TRUE(torn) << torn.error().message;
+  EXPECT_EQ(torn->rows.size(), 2u);
+  auto torn_cells = ParseThermalCsv(rows + "2026-11-29T13:02:49Z", "t.csv", z);  // cut before its cells
+  ASSERT_TRUE(torn_cells) << torn_cells.error().message;
+  EXPECT_EQ(torn_cells->rows.size(), 2u);
+  auto whole = ParseThermalCsv(rows + "2026-11-29T13:02:49Z,43", "t.csv", z);  // complete but unterminated
+  ASSERT_TRUE(whole);
+  EXPECT_EQ(whole->rows.size(), 3u);
+  EXPECT_FALSE(ParseThermalCsv(rows + "2026-11-29T13:0\n", "t.csv", z));  // terminated: a bad row
+  EXPECT_FALSE(ParseThermalCsv("timestamp,gpu_temp_c\n2026-11-29T13:0\n2026-11-29T13:02:39Z,42", "t.csv", z));
+  EXPECT_FALSE(ParseThermalCsv("gpu_temp_c,power_w", "t.csv", z));  // no header at all
+  sparkops::testing::TempDir d;
+  auto read = ReadThermalCsv(d.Write("torn.csv", rows + "2026-11-29T13:0"), z);
+  ASSERT_TRUE(read) << read.error().message;
+  EXPECT_EQ(read->rows.size(), 2u);
+  EXPECT_FALSE(ReadThermalCsv(d.Write("mid.csv", "timestamp,gpu_temp_c\n2026-11-29T13:0\n2026-11-29T13:02:39Z,42"), z));
+  EXPECT_FALSE(ReadThermalCsv(d.Write("end.csv", rows + "2026-11-29T13:0\n"), z));
 }
 
 TEST(BootId, ParsesAndRejects) {
