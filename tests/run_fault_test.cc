@@ -125,12 +125,13 @@ bool AddressSanitized() {
 
 // The job prints 1 GiB (8,388,608 numbered lines of 128 bytes) as fast as it can into a pipe.
 // run must keep up without buffering it: exit with the job's status, every line recorded once and
-// in order, peak RSS bounded (measured natively: see docs/reliability.md). Under an emulator (the
-// aarch64 stage runs sparkops and this test through qemu, about ten times slower) the flood is
-// 256 MiB, to stay inside ctest's 300 s; natively and under sanitizers it is 1 GiB.
+// in order, peak RSS bounded (measured natively: see docs/reliability.md). Under AddressSanitizer
+// (1 GiB took 238 s there, too close to ctest's 300 s per test) and under an emulator (the
+// aarch64 stage runs sparkops and this test through qemu) the flood is 256 MiB; natively 1 GiB.
 TEST(RunFault, OneGibOutputFloodIsRecordedWholeInBoundedMemory) {
   constexpr uint64_t kLineBytes = 128;
-  const uint64_t kLines = testing::TargetEmulator().empty() ? 8'388'608 : 2'097'152;  // 2^30 or 2^28 bytes
+  const bool full = testing::TargetEmulator().empty() && !AddressSanitized();
+  const uint64_t kLines = full ? 8'388'608 : 2'097'152;  // 2^30 or 2^28 bytes
   TempDir d;
   struct statvfs vfs {};
   if (statvfs(d.path().c_str(), &vfs) == 0 && vfs.f_bavail * vfs.f_frsize < (3ull << 30))
@@ -296,9 +297,46 @@ std::string StdoutText(const std::string& log) {
   return text;
 }
 
+/// `path` as far as it went when the read began ("" when absent): a file that sparkops keeps
+/// appending to is read to that size only, so a slow reader (sanitizers) always finishes.
 std::string ReadOrEmpty(const std::string& path) {
+  std::error_code ec;
+  const auto size = std::filesystem::file_size(path, ec);
+  int fd = ec ? -1 : open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return {};
+  std::string s(size, '\0');
+  size_t got = 0;
+  for (ssize_t n; got < size && (n = pread(fd, s.data() + got, size - got, static_cast<off_t>(got))) > 0;)
+    got += static_cast<size_t>(n);
+  close(fd);
+  s.resize(got);
+  return s;
+}
+
+/// A small file read to its end (/proc files report size 0).
+std::string ReadSmall(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
-  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::string s;
+  std::getline(in, s, '\0');
+  return s;
+}
+
+/// True while a process of process group `pgid` is alive (zombies do not count), from /proc.
+bool GroupAlive(pid_t pgid) {
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator("/proc", ec)) {
+    const std::string name = e.path().filename().string();
+    if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
+    const std::string stat = ReadSmall(e.path().string() + "/stat");
+    const size_t close = stat.rfind(')');
+    if (close == std::string::npos) continue;
+    char state = 0;
+    long ppid = 0, pgrp = 0;
+    if (std::sscanf(stat.c_str() + close + 1, " %c %ld %ld", &state, &ppid, &pgrp) == 3 && pgrp == pgid &&
+        state != 'Z' && state != 'X')
+      return true;
+  }
+  return false;
 }
 
 /// `text` up to and including its last newline: the records complete at that moment.
@@ -318,7 +356,9 @@ TEST(RunFault, KillMinus9AtRandomMomentsNeverLosesOrCorruptsRecords) {
   TempDir d;
   testing::ScopedEnv scenario("SPARKOPS_STUB_NVML_SCENARIO",
                               std::string(SPARKOPS_TEST_SOURCE_DIR) + "/stub_nvml/scenarios/gb10_load.txt");
-  ASSERT_EQ(prctl(PR_SET_CHILD_SUBREAPER, 1), 0);  // the orphaned job becomes ours to kill and reap
+  // The orphaned job becomes ours to reap where the kernel lets us be its subreaper (qemu-user
+  // refuses the prctl: there it is killed and checked gone, and init reaps it).
+  const bool subreaper = prctl(PR_SET_CHILD_SUBREAPER, 1) == 0;
   std::mt19937 rng(20261130);
   std::uniform_int_distribution<int> delay_us(0, 120000);
   size_t killed = 0, torn_tails = 0, with_events = 0, lines_total = 0;
@@ -333,8 +373,16 @@ TEST(RunFault, KillMinus9AtRandomMomentsNeverLosesOrCorruptsRecords) {
     ASSERT_GT(pid, 0);
     // Wait for the job's first recorded line (start-up is slow under sanitizers and qemu), then
     // kill at a random moment: between records, inside a 1 MiB write, a sample, an fdatasync.
-    for (int w = 0; w < 10000 && ReadOrEmpty(dir + "/train.log").empty(); ++w)
-      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    auto logged = [&] {
+      std::error_code ec;
+      const auto n = std::filesystem::file_size(dir + "/train.log", ec);
+      return !ec && n > 0;
+    };
+    for (int w = 0; w < 10000 && !logged(); ++w) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    pid_t job = 0;  // the job's pid, also its process group
+    std::ifstream(pid_file) >> job;
+    ASSERT_GT(job, 1) << "kill " << i << ": the job wrote no pid";
+    ASSERT_TRUE(GroupAlive(job)) << "kill " << i << ": the job is not running";
     std::this_thread::sleep_for(std::chrono::microseconds(delay_us(rng)));
     const std::string log0 = CompletePrefix(ReadOrEmpty(dir + "/train.log"));
     const std::string csv0 = CompletePrefix(ReadOrEmpty(dir + "/thermal.csv"));
@@ -344,13 +392,11 @@ TEST(RunFault, KillMinus9AtRandomMomentsNeverLosesOrCorruptsRecords) {
     ASSERT_EQ(waitpid(pid, &status, 0), pid);
     killed += WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL;
     // The job (its own process group, now reparented to this process): kill and reap all of it.
-    pid_t job = 0;
-    std::ifstream(pid_file) >> job;
-    ASSERT_GT(job, 1) << "kill " << i << ": the job wrote no pid";
     kill(-job, SIGKILL);
-    while (waitpid(-job, nullptr, 0) > 0) {
+    while (subreaper && waitpid(-job, nullptr, 0) > 0) {
     }
-    EXPECT_EQ(kill(-job, 0), -1) << "kill " << i << ": the job's process group outlived the round";
+    for (int w = 0; w < 500 && GroupAlive(job); ++w) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    EXPECT_FALSE(GroupAlive(job)) << "kill " << i << ": the job's process group outlived the round";
 
     const std::string log = ReadOrEmpty(dir + "/train.log"), csv = ReadOrEmpty(dir + "/thermal.csv"),
                       ev = ReadOrEmpty(dir + "/events.jsonl");
@@ -385,7 +431,7 @@ TEST(RunFault, KillMinus9AtRandomMomentsNeverLosesOrCorruptsRecords) {
     }
     std::filesystem::remove_all(dir);  // up to tens of MB per round
   }
-  prctl(PR_SET_CHILD_SUBREAPER, 0);
+  if (subreaper) prctl(PR_SET_CHILD_SUBREAPER, 0);
   EXPECT_EQ(killed, 100u);
   std::printf("kill -9 x %zu: %zu torn final train.log writes (bytes written:%s), %zu rounds with events, %zu job "
               "lines checked\n",
