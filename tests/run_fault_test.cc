@@ -254,6 +254,23 @@ TEST(RunFault, LiveViewReaderGoingAwayDoesNotStopTheRunOrTheJob) {
   for (size_t i = 0; i < lines.size(); i += 9999) EXPECT_TRUE(EndsWith(lines[i], "\to\t" + std::to_string(i + 1)));
 }
 
+// A job whose argv is not UTF-8 (a Latin-1 file name): meta.json records it with U+FFFD for the
+// bad bytes instead of aborting run after the job has started (nlohmann's strict dump threw).
+TEST(RunFault, ArgvThatIsNotUtf8IsRecordedNotFatal) {
+  TempDir d;
+  const std::string dir = d.path() + "/r", err = d.path() + "/stderr";
+  pid_t pid = SpawnSparkops({"--root", Fixture("gb10"), "run", "--out", dir, "--interval", "0.2", "--", "sh", "-c",
+                             "echo ok; exit 4", "caf\xe9.txt"},
+                            "/dev/null", err);
+  ASSERT_GT(pid, 0);
+  Finished f = Wait(pid, std::chrono::steady_clock::now());
+  EXPECT_EQ(f.status, 4) << "134 is SIGABRT: " << SparkopsErr(err);
+  auto meta = nlohmann::json::parse(testing::ReadFileOrDie(dir + "/meta.json"), nullptr, false);
+  ASSERT_TRUE(meta.is_object());
+  EXPECT_EQ(meta["argv"][3], "caf\xef\xbf\xbd.txt");
+  EXPECT_TRUE(std::filesystem::exists(dir + "/summary.json"));
+}
+
 /// What the kill test's job prints: "line N" for N = 0, 1, 2, ...; every 1000th line also carries
 /// 1.25 MiB of padding (two train.log records, the first of them a 1 MiB write).
 std::string KillJobScript(const std::string& pid_file) {
