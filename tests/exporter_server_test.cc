@@ -288,7 +288,7 @@ TEST_F(LiveExporter, MalformedRequestsKeepItServing) {
 TEST_F(LiveExporter, ManyConcurrentClientsAllAnswered) {
   std::vector<std::thread> ts;
   std::atomic<int> ok{0};
-  // More clients at once than worker threads + queue slots (4 + 64): the rest wait in the listen
+  // More clients at once than worker threads + queue slots (8 + 64): the rest wait in the listen
   // backlog and are still answered.
   for (int i = 0; i < 100; ++i)
     ts.emplace_back([&] {

@@ -254,6 +254,23 @@ TEST(RunFault, LiveViewReaderGoingAwayDoesNotStopTheRunOrTheJob) {
   for (size_t i = 0; i < lines.size(); i += 9999) EXPECT_TRUE(EndsWith(lines[i], "\to\t" + std::to_string(i + 1)));
 }
 
+// A job whose argv is not UTF-8 (a Latin-1 file name): meta.json records it with U+FFFD for the
+// bad bytes instead of aborting run after the job has started (nlohmann's strict dump threw).
+TEST(RunFault, ArgvThatIsNotUtf8IsRecordedNotFatal) {
+  TempDir d;
+  const std::string dir = d.path() + "/r", err = d.path() + "/stderr";
+  pid_t pid = SpawnSparkops({"--root", Fixture("gb10"), "run", "--out", dir, "--interval", "0.2", "--", "sh", "-c",
+                             "echo ok; exit 4", "caf\xe9.txt"},
+                            "/dev/null", err);
+  ASSERT_GT(pid, 0);
+  Finished f = Wait(pid, std::chrono::steady_clock::now());
+  EXPECT_EQ(f.status, 4) << "134 is SIGABRT: " << SparkopsErr(err);
+  auto meta = nlohmann::json::parse(testing::ReadFileOrDie(dir + "/meta.json"), nullptr, false);
+  ASSERT_TRUE(meta.is_object());
+  EXPECT_EQ(meta["argv"][3], "caf\xef\xbf\xbd.txt");
+  EXPECT_TRUE(std::filesystem::exists(dir + "/summary.json"));
+}
+
 /// What the kill test's job prints: "line N" for N = 0, 1, 2, ...; every 1000th line also carries
 /// 1.25 MiB of padding (two train.log records, the first of them a 1 MiB write).
 std::string KillJobScript(const std::string& pid_file) {
@@ -297,9 +314,32 @@ std::string StdoutText(const std::string& log) {
   return text;
 }
 
+/// `path` as far as it went when the read began ("" when absent): a file that sparkops keeps
+/// appending to is read to that size only, so a slow reader (sanitizers) always finishes.
 std::string ReadOrEmpty(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::error_code ec;
+  const auto size = std::filesystem::file_size(path, ec);
+  int fd = ec ? -1 : open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return {};
+  std::string s(size, '\0');
+  size_t got = 0;
+  for (ssize_t n; got < size && (n = pread(fd, s.data() + got, size - got, static_cast<off_t>(got))) > 0;)
+    got += static_cast<size_t>(n);
+  close(fd);
+  s.resize(got);
+  return s;
+}
+
+/// A small file read to its end (/proc files report size 0).
+std::string ReadSmall(const std::string& path) {
+  std::string s;
+  try {  // a /proc file whose process exits mid-read fails with ESRCH: treat as gone
+    std::ifstream in(path, std::ios::binary);
+    std::getline(in, s, '\0');
+  } catch (const std::exception&) {
+    s.clear();
+  }
+  return s;
 }
 
 /// True while a process of process group `pgid` is alive (zombies do not count), from /proc.
@@ -308,7 +348,7 @@ bool GroupAlive(pid_t pgid) {
   for (const auto& e : std::filesystem::directory_iterator("/proc", ec)) {
     const std::string name = e.path().filename().string();
     if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
-    const std::string stat = ReadOrEmpty(e.path().string() + "/stat");
+    const std::string stat = ReadSmall(e.path().string() + "/stat");
     const size_t close = stat.rfind(')');
     if (close == std::string::npos) continue;
     char state = 0;
@@ -354,8 +394,12 @@ TEST(RunFault, KillMinus9AtRandomMomentsNeverLosesOrCorruptsRecords) {
     ASSERT_GT(pid, 0);
     // Wait for the job's first recorded line (start-up is slow under sanitizers and qemu), then
     // kill at a random moment: between records, inside a 1 MiB write, a sample, an fdatasync.
-    for (int w = 0; w < 10000 && ReadOrEmpty(dir + "/train.log").empty(); ++w)
-      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    auto logged = [&] {
+      std::error_code ec;
+      const auto n = std::filesystem::file_size(dir + "/train.log", ec);
+      return !ec && n > 0;
+    };
+    for (int w = 0; w < 10000 && !logged(); ++w) std::this_thread::sleep_for(std::chrono::milliseconds(1));
     pid_t job = 0;  // the job's pid, also its process group
     std::ifstream(pid_file) >> job;
     ASSERT_GT(job, 1) << "kill " << i << ": the job wrote no pid";

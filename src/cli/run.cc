@@ -108,7 +108,8 @@ int CmdRun(Context& ctx, const std::vector<std::string>& args) {
   so.use_pty = ::isatty(STDOUT_FILENO) == 1;
   auto res = Supervise(ctx, *rec, so, [&](pid_t pid) {
     meta["pid"] = pid;
-    (void)rec->WriteFile("meta.json", meta.dump(2) + "\n");
+    // argv need not be UTF-8 (a Latin-1 file name): bad bytes become U+FFFD, never an exception.
+    (void)rec->WriteFile("meta.json", meta.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
   });
   if (!res) {
     ctx.err << "sparkops run: " << res.error().message << "\n";
@@ -131,7 +132,9 @@ int CmdRun(Context& ctx, const std::vector<std::string>& args) {
     auto zone = LocalZone::Make("UTC");
     if (zone) {
       if (auto a = Analyze(*in, *zone, ctx.fs)) {
-        (void)rec->WriteFile("summary.json", RenderAnalysisJson(*a).dump(2) + "\n");
+        (void)rec->WriteFile("summary.json",
+                             RenderAnalysisJson(*a).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) +
+                                 "\n");
         (void)rec->WriteFile("report.html", RenderHtmlReport(*a));
         ctx.err << "sparkops run: " << a->Verdict() << "\n";
       } else {
