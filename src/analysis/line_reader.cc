@@ -74,6 +74,7 @@ std::optional<Result<LineReadStats>> MappedLines(int fd, uint64_t size, const st
     st.bytes = off + len;
     if (stop) return Result<LineReadStats>(st);
   }
+  st.last_unterminated = skipping || !carry.empty();
   if (!skipping && !carry.empty()) deliver(carry);
   return Result<LineReadStats>(st);
 }
@@ -145,22 +146,13 @@ Result<LineReadStats> ForEachLine(const std::string& path,
       have = rest;
     }
   }
+  if (!stop) st.last_unterminated = have > 0 || skipping;
   if (!stop && have > 0 && !skipping) {
     ++st.lines;
     fn(std::string_view(buf.data(), have), st.lines);
   }
   ::close(fd);
   return st;
-}
-
-bool EndsWithNewline(const std::string& path) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return true;
-  struct stat st {};
-  char last = '\n';
-  if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) (void)!::pread(fd, &last, 1, st.st_size - 1);
-  ::close(fd);
-  return last == '\n';
 }
 
 }  // namespace sparkops

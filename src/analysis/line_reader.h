@@ -18,6 +18,7 @@ struct LineReadStats {
   uint64_t bytes = 0;
   uint64_t lines = 0;
   uint64_t truncated_lines = 0;
+  bool last_unterminated = false;  ///< the file's last line has no '\n' (a torn or unfinished write)
 };
 
 /// Calls `fn(line, line_number)` (1-based, without the '\n') for every line of `path`. `fn`
@@ -28,8 +29,5 @@ Result<LineReadStats> ForEachLine(const std::string& path,
                                   const std::function<bool(std::string_view, uint64_t)>& fn,
                                   size_t window = 16u << 20);
 
-/// False when `path` is a non-empty file whose last byte is not '\n': its last line is a write
-/// that was cut short or is still going on. True otherwise (also when it cannot be read).
-bool EndsWithNewline(const std::string& path);
 
 }  // namespace sparkops

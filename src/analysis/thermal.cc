@@ -190,7 +190,7 @@ Result<ThermalSeries> ReadThermalCsv(const std::string& path, const LocalZone& z
     return true;
   });
   if (!st) return std::unexpected(st.error());
-  if (err && !(err_line == last_line && err_after_header && !EndsWithNewline(path))) return std::unexpected(*err);
+  if (err && !(err_line == last_line && err_after_header && st->last_unterminated)) return std::unexpected(*err);
   return p.Finish();
 }
 

@@ -46,6 +46,7 @@ TEST(LineReader, MappedWindowsGiveTheSameLinesAsOneWindow) {
   EXPECT_EQ(a[3001], "after the long one");
   EXPECT_EQ(a[3002], "no newline at the end");
   EXPECT_EQ(small.truncated_lines, 1u);
+  EXPECT_TRUE(small.last_unterminated && big.last_unterminated) << "the content ends without a newline";
   EXPECT_EQ(small.bytes, Content().size());
 }
 
