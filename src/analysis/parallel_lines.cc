@@ -88,21 +88,23 @@ int ScanSegment(int fd, uint64_t size, size_t k, size_t seg_bytes, std::vector<c
   // From begin-1: a '\n' there means a line starts exactly at `begin`.
   ChunkReader r(fd, size, begin > 0 ? begin - 1 : 0, seg_bytes + 1, buf);
   size_t shift = 0;
-  // Skips through the next '\n' (the rest of a line that is not ours, or an over-long tail);
-  // false at end of file.
-  auto skip_line = [&]() -> ssize_t {
+  // Skips through the next '\n' (the rest of a line that is not ours, or an over-long tail):
+  // 1, or 0 at end of file or once every byte before `limit` was scanned without one, or -errno.
+  auto skip_line = [&](uint64_t limit) -> ssize_t {
     while (true) {
       if (const void* nl = std::memchr(r.data() + r.lo, '\n', r.hi - r.lo)) {
         r.lo = static_cast<size_t>(static_cast<const char*>(nl) - r.data()) + 1;
         return 1;
       }
       r.lo = r.hi;
+      if (r.Offset(r.hi) >= limit) return 0;
       ssize_t n = r.Fill(&shift);
       if (n <= 0) return n;
     }
   };
+  // The line running into this segment is its starter's; if it runs past `end`, no line starts here.
   if (k > 0) {
-    ssize_t n = skip_line();
+    ssize_t n = skip_line(end);
     if (n <= 0) return static_cast<int>(-n);
   }
   while (true) {
@@ -131,7 +133,7 @@ int ScanSegment(int fd, uint64_t size, size_t k, size_t seg_bytes, std::vector<c
       ++st.truncated_lines;
       seg.Line(std::string_view(r.data() + r.lo, kMaxLineBytes));
       r.lo += kMaxLineBytes;
-      ssize_t n = skip_line();
+      ssize_t n = skip_line(UINT64_MAX);
       if (n <= 0) return static_cast<int>(-n);
     } else {  // end of file
       seg.Line(std::string_view(r.data() + r.lo, r.hi - r.lo));
