@@ -1,6 +1,9 @@
 // `sparkops ps` and preflight G6/G10 end to end on fixture trees (--root: no GPU is read).
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
+
 #include <nlohmann/json.hpp>
 
 #include "checks/check.h"
@@ -53,6 +56,27 @@ TEST(Ps, EveryScenarioExitsZeroAndNamesItsKind) {
     ASSERT_EQ(j["workloads"].size(), 1u) << dir;
     EXPECT_EQ(j["workloads"][0]["kind"], kind) << dir;
   }
+}
+
+// Command lines and paths are bytes, not UTF-8: --json replaces what is not UTF-8 instead of
+// aborting (nlohmann's dump throws type_error 316 on such bytes: exit 134 before this was fixed).
+TEST(Ps, CommandLineOrPathThatIsNotUtf8GivesValidJson) {
+  testing::TempDir root;
+  std::filesystem::copy(Fixture("workloads/vllm-default"), root.path(), std::filesystem::copy_options::recursive);
+  static const char kCmdline[] = "/home/user/venv/bin/python3\0/home/user/venv/bin/vllm\0serve\0mod\xff\xfel";
+  std::ofstream(root.path() + "/proc/3101/cmdline", std::ios::trunc | std::ios::binary)
+      << std::string(kCmdline, sizeof kCmdline);  // with the final NUL
+  auto ps = RunInProcess({"--root", root.path(), "ps", "--json"});
+  ASSERT_EQ(ps.rc, 0) << ps.err;
+  nlohmann::json j;
+  ASSERT_NO_THROW(j = nlohmann::json::parse(ps.out)) << ps.out;
+  EXPECT_EQ(j["workloads"][0]["model"], "mod\uFFFD\uFFFDl") << ps.out;
+
+  std::string config = root.Write("conf\xff.json", R"({"tensor_parallel": {"autotp_size": 2}})");
+  auto pf = RunInProcess({"--root", root.path(), "preflight", "--only", "G10", "--config", config, "--json"});
+  EXPECT_LE(pf.rc, 1) << pf.err;
+  ASSERT_NO_THROW(j = nlohmann::json::parse(pf.out)) << pf.out;
+  EXPECT_NE(pf.out.find("conf\uFFFD.json"), std::string::npos) << pf.out;
 }
 
 TEST(Ps, NothingRunningAndNoProcAndBadFlag) {

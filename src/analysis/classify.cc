@@ -1,4 +1,5 @@
 #include "analysis/classify.h"
+#include "base/json_text.h"
 
 #include <algorithm>
 #include <cmath>
@@ -158,7 +159,7 @@ Classification Classify(const ThermalSeries* thermal, const std::vector<RunEvent
                                  cap.empty() ? "" : ", cap " + cap,
                                  e.record.contains("pool_gib") ? ", " + e.Str("pool_gib") + " GiB in the pool" : ""));
     } else if (e.type == "contention") {
-      cont.push_back("run recorded contention: " + (e.Str("detail").empty() ? e.record.dump() : e.Str("detail")));
+      cont.push_back("run recorded contention: " + (e.Str("detail").empty() ? JsonText(e.record, -1) : e.Str("detail")));
     }
   }
   if (!cont.empty()) found.push_back({"contention", 2, cont});

@@ -4,6 +4,7 @@
 #include "analysis/analyze.h"
 #include "analysis/render.h"
 #include "base/error.h"
+#include "base/json_text.h"
 #include "cli/commands.h"
 #include "cli/flags.h"
 #include "report/html.h"
@@ -55,7 +56,7 @@ int CmdAnalyze(Context& ctx, const std::vector<std::string>& args) {
       return kExitUsage;
     }
   }
-  if (ctx.opts.json) ctx.out << RenderAnalysisJson(*result).dump(2) << "\n";
+  if (ctx.opts.json) ctx.out << JsonText(RenderAnalysisJson(*result)) << "\n";
   else {
     ctx.out << RenderAnalysisText(*result);
     if (!html.empty()) ctx.out << "\nreport   " << html << "\n";

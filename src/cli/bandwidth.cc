@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/error.h"
+#include "base/json_text.h"
 #include "cli/commands.h"
 #include "cli/flags.h"
 #include "memory/bandwidth.h"
@@ -53,7 +54,7 @@ int CmdBandwidth(Context& ctx, const std::vector<std::string>& args) {
       if (lm) e["tokens_per_s_ceiling"] = f.gb_per_s * 1e9 / bytes;
       j["figures"].push_back(e);
     }
-    ctx.out << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+    ctx.out << JsonText(j) << "\n";
     return kExitOk;
   }
   if (lm)

@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/json_text.h"
 #include "base/strings.h"
 #include "checks/explain.h"
 #include "cli/commands.h"
@@ -51,7 +52,7 @@ int CmdExplain(Context& ctx, const std::vector<std::string>& args) {
   if (ctx.opts.json) {
     nlohmann::ordered_json doc = nlohmann::ordered_json::array();
     for (const auto* e : chosen) doc.push_back(ToJson(*e));
-    ctx.out << (chosen.size() == 1 ? doc[0].dump(2) : doc.dump(2)) << "\n";
+    ctx.out << (chosen.size() == 1 ? JsonText(doc[0]) : JsonText(doc)) << "\n";
     return kExitOk;
   }
   for (size_t i = 0; i < chosen.size(); ++i) {

@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/error.h"
+#include "base/json_text.h"
 #include "cli/commands.h"
 #include "cli/flags.h"
 #include "cli/flush_guard.h"
@@ -41,7 +42,7 @@ int CmdFlush(Context& ctx, const std::vector<std::string>& args) {
       nlohmann::json j = {{"dry_run", true}};
       j["reclaimable_page_cache_gib"] = cache ? nlohmann::json(ToGiB(*cache)) : nlohmann::json();
       j["mem_available_gib"] = avail ? nlohmann::json(ToGiB(*avail)) : nlohmann::json();
-      ctx.out << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+      ctx.out << JsonText(j) << "\n";
     } else {
       ctx.out << fmt::format("would run: sync; echo 3 > {}\nreclaimable page cache: {} "
                              "(Cached + Buffers - Shmem); MemAvailable now {}\n",
@@ -67,7 +68,7 @@ int CmdFlush(Context& ctx, const std::vector<std::string>& args) {
     j["mem_available_before_gib"] = avail ? nlohmann::json(ToGiB(*avail)) : nlohmann::json();
     j["mem_available_after_gib"] =
         after && after->available ? nlohmann::json(ToGiB(*after->available)) : nlohmann::json();
-    ctx.out << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+    ctx.out << JsonText(j) << "\n";
   } else {
     ctx.out << fmt::format("flushed: MemAvailable {} -> {}; freed {}\n",
                            avail ? fmt::format("{:.2f} GiB", ToGiB(*avail)) : "not reported",

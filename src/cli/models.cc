@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/error.h"
+#include "base/json_text.h"
 #include "cli/commands.h"
 #include "cli/flags.h"
 #include "memory/catalogue.h"
@@ -35,7 +36,7 @@ int CmdModels(Context& ctx, const std::vector<std::string>& args) {
       }
       arr.push_back(j);
     }
-    ctx.out << arr.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+    ctx.out << JsonText(arr) << "\n";
     return kExitOk;
   }
   ctx.out << fmt::format("{:<30} {:<12} {:>9} {:>9} {:>7} {:>6} {:>8}  {}\n", "name", "type", "params", "active",

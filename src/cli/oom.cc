@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/error.h"
+#include "base/json_text.h"
 #include "cli/commands.h"
 #include "cli/plan_options.h"
 #include "memory/ladder.h"
@@ -71,7 +72,7 @@ int CmdOom(Context& ctx, const std::vector<std::string>& args) {
       j["steps"].push_back({{"step", s.number}, {"title", s.title}, {"detail", s.detail}});
     j["oom"] = sig ? OomJson(*sig) : nlohmann::json();
     j["plan"] = plan ? PlanJson(*plan) : nlohmann::json();
-    ctx.out << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+    ctx.out << JsonText(j) << "\n";
     return kExitOk;
   }
   if (sig) {

@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/error.h"
+#include "base/json_text.h"
 #include "cli/commands.h"
 #include "cli/plan_options.h"
 
@@ -143,7 +144,7 @@ int CmdPlan(Context& ctx, const std::vector<std::string>& args) {
     return kExitUsage;
   }
   if (ctx.opts.json)
-    ctx.out << PlanJson(*plan).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+    ctx.out << JsonText(PlanJson(*plan)) << "\n";
   else
     PrintPlan(ctx.out, *plan);
   return plan->verdict == Verdict::kNoFit ? kExitProblem : kExitOk;

@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/json_text.h"
 #include "base/strings.h"
 #include "checks/check.h"
 #include "cli/commands.h"
@@ -63,7 +64,7 @@ int CmdPreflight(Context& ctx, const std::vector<std::string>& args) {
     else
       ctx.out << RenderLine(r) << "\n";
   }
-  if (ctx.opts.json) ctx.out << doc.dump(2) << "\n";
+  if (ctx.opts.json) ctx.out << JsonText(doc) << "\n";
   if (input_error) return kExitUsage;
   return any_fail ? kExitProblem : kExitOk;
 }

@@ -1,4 +1,5 @@
 #include "base/error.h"
+#include "base/json_text.h"
 #include "cli/commands.h"
 #include "cli/flags.h"
 #include "host/gpu.h"
@@ -22,7 +23,7 @@ int CmdPs(Context& ctx, const std::vector<std::string>& args) {
     return kExitProblem;
   }
   if (ctx.opts.json)
-    ctx.out << WorkloadsToJson(*scan).dump(2) << "\n";
+    ctx.out << JsonText(WorkloadsToJson(*scan)) << "\n";
   else
     ctx.out << RenderWorkloadsText(*scan);
   return kExitOk;

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <filesystem>
 
+#include "base/json_text.h"
 #include "base/strings.h"
 #include "telemetry/csv.h"
 
@@ -80,7 +81,7 @@ Result<void> RunRecorder::Event(SysTime t, const std::string& type, const nlohma
 
 Result<void> RunRecorder::EventJson(const nlohmann::ordered_json& j) {
   std::lock_guard lock(*mu_);
-  return events_->Append(j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+  return events_->Append(JsonText(j, -1) + "\n");
 }
 
 Result<void> RunRecorder::Thermal(const Sample& s) {

@@ -163,6 +163,16 @@ TEST(AnalyzeE2E, RunDirectoryWhoseLastWritesWereCutShortIsAnalysed) {
   EXPECT_NE(bad.err.find("events.jsonl:1"), std::string::npos) << bad.err;
 }
 
+TEST(AnalyzeE2E, FileNameThatIsNotUtf8GivesValidJson) {
+  TempDir d;
+  std::string log = d.Write("run\xff.log", "iter 1: loss 2.0, time 100.00ms, mfu 1.00%\n");
+  auto r = RunInProcess({"analyze", "--log", log, "--json"});
+  ASSERT_EQ(r.rc, 0) << r.err;
+  nlohmann::json j;
+  ASSERT_NO_THROW(j = nlohmann::json::parse(r.out)) << r.out;
+  EXPECT_NE(r.out.find("run\uFFFD.log"), std::string::npos) << "U+FFFD in place of the byte: " << r.out;
+}
+
 TEST(AnalyzeE2E, EmptyOrUnknownLogIsNotAnError) {
   TempDir d;
   std::string log = d.Write("x.log", "hello\nworld\n");
