@@ -254,6 +254,48 @@ TEST(RunFault, LiveViewReaderGoingAwayDoesNotStopTheRunOrTheJob) {
   for (size_t i = 0; i < lines.size(); i += 9999) EXPECT_TRUE(EndsWith(lines[i], "\to\t" + std::to_string(i + 1)));
 }
 
+// `sparkops run -- job | less`, and the pager is left paused: the live view's reader stops
+// reading. The job and the recording must not wait for it: once the view has been stuck for its
+// stall limit (2 s), output that does not fit its 8 MiB queue is skipped from the view (not from
+// train.log), and the job runs to its end. run then writes the rest to the view, with a note of
+// what was skipped, and exits with the job's status once the reader reads again.
+TEST(RunFault, StalledLiveViewReaderDoesNotHoldUpTheJob) {
+  TempDir d;
+  int p[2];
+  ASSERT_EQ(pipe2(p, O_CLOEXEC), 0);
+  const std::string dir = d.path() + "/r", err = d.path() + "/stderr";
+  const auto t0 = std::chrono::steady_clock::now();
+  pid_t pid = SpawnSparkops({"--root", Fixture("gb10"), "run", "--out", dir, "--interval", "0.2", "--", "sh", "-c",
+                             "seq 1 3000000; exit 4"},  // 20.9 MB: far more than the pipe and the queue
+                            "", err, p[1]);
+  close(p[1]);
+  ASSERT_GT(pid, 0);
+  // Nobody reads p[0] until the run directory is complete.
+  bool complete = false;
+  for (int i = 0; i < 1200 && !complete; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    complete = std::filesystem::exists(dir + "/report.html");
+  }
+  EXPECT_TRUE(complete) << "the job and the record waited for the stalled reader: " << SparkopsErr(err);
+  const double complete_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  std::string shown;
+  char buf[65536];
+  for (ssize_t n; (n = read(p[0], buf, sizeof buf)) > 0;) shown.append(buf, static_cast<size_t>(n));
+  close(p[0]);
+  Finished f = Wait(pid, t0);
+  EXPECT_EQ(f.status, 4) << SparkopsErr(err);
+  EXPECT_NE(shown.find(" bytes of output not shown here while this view's reader was stopped; train.log has every line]"),
+            std::string::npos);
+  EXPECT_LT(shown.size(), 20'000'000u);
+  EXPECT_EQ(shown.substr(0, 8), "1\n2\n3\n4\n");
+  const std::string log = testing::ReadFileOrDie(dir + "/train.log");
+  auto lines = SplitLines(log);
+  ASSERT_EQ(lines.size(), 3000000u) << "train.log has every line";
+  EXPECT_TRUE(EndsWith(lines.back(), "\to\t3000000"));
+  std::printf("stalled reader: run directory complete after %.1f s; %zu of 20888896 bytes shown\n", complete_s,
+              shown.size());
+}
+
 // A job whose argv is not UTF-8 (a Latin-1 file name): meta.json records it with U+FFFD for the
 // bad bytes instead of aborting run after the job has started (nlohmann's strict dump threw).
 TEST(RunFault, ArgvThatIsNotUtf8IsRecordedNotFatal) {

@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <fstream>
 #include <random>
 #include <regex>
 #include <thread>
@@ -108,6 +109,30 @@ TEST(SampleCmd, DiskFullIsExit1WithAClearMessage) {
   auto r = RunBinary({"--root", Fixture("gb10"), "sample", "--count", "2", "--interval", "0.001", "--out", "/dev/full"});
   EXPECT_EQ(r.rc, 1) << r.err;
   EXPECT_NE(r.err.find("cannot write /dev/full: No space left on device"), std::string::npos) << r.err;
+}
+
+// A restart after a kill cut a row short: that row is dropped (with a note), so the file stays a
+// CSV analyze reads (before: the row got a newline and sat in the middle, and analyze refused it).
+TEST(SampleCmd, RestartAfterATornRowDropsItAndAnalyzeReadsTheFile) {
+  testing::TempDir dir;
+  std::string out = dir.path() + "/t.csv";
+  auto first = RunInProcess({"--root", Fixture("gb10"), "sample", "--count", "2", "--interval", "0.001", "--out", out});
+  ASSERT_EQ(first.rc, 0) << first.err;
+  std::string complete = ReadFileOrDie(out);
+  std::string row = std::string(SplitLines(complete)[1]);
+  std::ofstream(out, std::ios::app) << row.substr(0, row.size() / 2);  // what a kill mid-write leaves
+  auto again = RunInProcess({"--root", Fixture("gb10"), "sample", "--count", "1", "--interval", "0.001", "--out", out});
+  ASSERT_EQ(again.rc, 0) << again.err;
+  EXPECT_NE(again.err.find("ended in a torn row (" + std::to_string(row.size() / 2) + " bytes"), std::string::npos)
+      << again.err;
+  std::string after = ReadFileOrDie(out);
+  EXPECT_EQ(after.substr(0, complete.size()), complete);
+  ExpectCompleteRows(after);
+  EXPECT_EQ(SplitLines(after).size(), 4u);  // header + 2 + 1
+  std::string log = dir.Write("train.log", "iter 1: loss 2.0, time 100.00ms, mfu 1.00%\n");
+  auto a = RunInProcess({"analyze", "--log", log, "--thermal", out, "--json"});
+  EXPECT_EQ(a.rc, 0) << a.err;
+  EXPECT_NE(a.out.find("\"samples\": 3"), std::string::npos) << a.out;
 }
 
 TEST(SampleCmd, DurationStops) {

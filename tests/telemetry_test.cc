@@ -189,18 +189,30 @@ TEST(Appender, HeaderOnceThenAppend) {
   EXPECT_EQ(testing::ReadFileOrDie(path), "h1,h2\n1,2\n3,4\n");
 }
 
-TEST(Appender, RefusesOtherColumnsAndRepairsTornLastRow) {
+TEST(Appender, RefusesOtherColumnsAndDropsTornLastRow) {
   testing::TempDir dir;
   std::string other = dir.Write("other.csv", "a,b,c\n1,2,3\n");
   auto a = CsvAppender::Open(other, "h1,h2\n");
   ASSERT_FALSE(a);
   EXPECT_EQ(a.error().kind, Error::Kind::kInput);
   EXPECT_NE(a.error().message.find("other.csv"), std::string::npos);
+  // A row cut short by a kill: dropped, so it never sits in the middle of the file.
   std::string torn = dir.Write("torn.csv", "h1,h2\n1,2\n3,");
   auto b = CsvAppender::Open(torn, "h1,h2\n");
   ASSERT_TRUE(b);
+  EXPECT_EQ(b->dropped_bytes(), 2u);
   ASSERT_TRUE(b->Append("5,6\n"));
-  EXPECT_EQ(testing::ReadFileOrDie(torn), "h1,h2\n1,2\n3,\n5,6\n");
+  EXPECT_EQ(testing::ReadFileOrDie(torn), "h1,h2\n1,2\n5,6\n");
+  std::string only_header = dir.Write("h.csv", "h1,h2\n1");
+  ASSERT_TRUE(CsvAppender::Open(only_header, "h1,h2\n"));
+  EXPECT_EQ(testing::ReadFileOrDie(only_header), "h1,h2\n");
+  // Headerless text (a log) is data: its last line is ended, not dropped.
+  std::string text = dir.Write("t.log", "a\nb");
+  auto c = CsvAppender::Open(text, "");
+  ASSERT_TRUE(c);
+  EXPECT_EQ(c->dropped_bytes(), 0u);
+  ASSERT_TRUE(c->Append("c\n"));
+  EXPECT_EQ(testing::ReadFileOrDie(text), "a\nb\nc\n");
 }
 
 TEST(Appender, DiskFullIsAnIoErrorNamingTheFile) {
@@ -253,6 +265,74 @@ TEST(CsvRead, RoundTripsWhatSampleWrites) {
   EXPECT_EQ(r.psi_some_avg10, 1.52);
   EXPECT_FALSE(csv->rows[1].temp_c);
   EXPECT_TRUE(csv->rows[1].events.empty());
+}
+
+}  // namespace
+}  // namespace sparkops
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <thread>
+
+#include "telemetry/live_view.h"
+
+namespace sparkops {
+namespace {
+
+std::string ReadAll(int fd, int pause_ms_every_4k) {
+  std::string got;
+  char buf[4096];
+  for (ssize_t n; (n = ::read(fd, buf, sizeof buf)) > 0;) {
+    got.append(buf, static_cast<size_t>(n));
+    if (pause_ms_every_4k) std::this_thread::sleep_for(std::chrono::milliseconds(pause_ms_every_4k));
+  }
+  return got;
+}
+
+TEST(LiveView, SlowButReadingReaderGetsEveryByteInOrder) {
+  int p[2];
+  ASSERT_EQ(::pipe2(p, O_CLOEXEC), 0);
+  std::string sent;
+  std::string got;
+  std::thread reader([&] { got = ReadAll(p[0], 1); });
+  {
+    LiveView view(p[1], -1, {.max_queued = 64u << 10, .stall_ms = 1000});
+    for (int i = 0; i < 3000; ++i) {
+      std::string line = "line " + std::to_string(i) + std::string(static_cast<size_t>(i % 200), '.') + "\n";
+      view.Show(0, line);
+      view.Show(1, "not shown: fd -1\n");
+      sent += line;
+    }
+    view.Close();
+    EXPECT_EQ(view.skipped_bytes(), 0u);
+  }
+  ::close(p[1]);
+  reader.join();
+  ::close(p[0]);
+  EXPECT_TRUE(got == sent) << got.size() << " of " << sent.size() << " bytes";
+}
+
+TEST(LiveView, StalledReaderCostsTheViewNotTheWriterAndGetsANote) {
+  int p[2];
+  ASSERT_EQ(::pipe2(p, O_CLOEXEC), 0);
+  LiveView view(p[1], -1, {.max_queued = 256u << 10, .stall_ms = 200});
+  const std::string chunk(64u << 10, 'x');
+  auto t0 = std::chrono::steady_clock::now();
+  for (int i = 0; i < 200; ++i) view.Show(0, chunk);  // 12.5 MiB into a pipe nobody reads yet
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(20)) << "Show waited for the reader";
+  EXPECT_GT(view.skipped_bytes(), 0u);
+  std::string got;
+  std::thread reader([&] { got = ReadAll(p[0], 0); });
+  view.Close();
+  ::close(p[1]);
+  reader.join();
+  ::close(p[0]);
+  EXPECT_EQ(static_cast<uint64_t>(std::count(got.begin(), got.end(), 'x')) + view.skipped_bytes(), 200 * chunk.size())
+      << "every byte either shown or counted as skipped";
+  EXPECT_NE(got.find("[sparkops run: " + std::to_string(view.skipped_bytes()) + " bytes of output not shown here"),
+            std::string::npos);
 }
 
 }  // namespace

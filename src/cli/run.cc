@@ -8,6 +8,7 @@
 #include "analysis/analyze.h"
 #include "analysis/oom_signature.h"
 #include "analysis/render.h"
+#include "base/json_text.h"
 #include "base/strings.h"
 #include "build_info.h"
 #include "checks/check.h"
@@ -109,7 +110,7 @@ int CmdRun(Context& ctx, const std::vector<std::string>& args) {
   auto res = Supervise(ctx, *rec, so, [&](pid_t pid) {
     meta["pid"] = pid;
     // argv need not be UTF-8 (a Latin-1 file name): bad bytes become U+FFFD, never an exception.
-    (void)rec->WriteFile("meta.json", meta.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+    (void)rec->WriteFile("meta.json", JsonText(meta) + "\n");
   });
   if (!res) {
     ctx.err << "sparkops run: " << res.error().message << "\n";
@@ -128,20 +129,21 @@ int CmdRun(Context& ctx, const std::vector<std::string>& args) {
   (void)rec->Event(now, "exit", exit_fields);
 
   // The report: the same analysis `sparkops analyze DIR` gives.
+  std::string verdict;
   if (auto in = RunDirInputs(out_dir)) {
     auto zone = LocalZone::Make("UTC");
     if (zone) {
       if (auto a = Analyze(*in, *zone, ctx.fs)) {
-        (void)rec->WriteFile("summary.json",
-                             RenderAnalysisJson(*a).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) +
-                                 "\n");
+        (void)rec->WriteFile("summary.json", JsonText(RenderAnalysisJson(*a)) + "\n");
         (void)rec->WriteFile("report.html", RenderHtmlReport(*a));
-        ctx.err << "sparkops run: " << a->Verdict() << "\n";
+        verdict = a->Verdict();
       } else {
-        ctx.err << "sparkops run: cannot analyse the run: " << a.error().message << "\n";
+        verdict = "cannot analyse the run: " + a.error().message;
       }
     }
   }
+  res->live->Close();  // the rest of the job's output first, then run's own lines
+  if (!verdict.empty()) ctx.err << "sparkops run: " << verdict << "\n";
   ctx.err << fmt::format("sparkops run: job exited with status {}; run directory {}\n", res->status, out_dir);
   if (oom) {
     auto ladder = memory::BuildLadder(ReadMemInfo(ctx.fs), std::nullopt, *oom);

@@ -72,6 +72,9 @@ int CmdSample(Context& ctx, const std::vector<std::string>& args) {
       ctx.err << "sparkops sample: " << a.error().message << "\n";
       return a.error().kind == Error::Kind::kInput ? kExitUsage : kExitProblem;
     }
+    if (a->dropped_bytes() > 0)
+      ctx.err << "sparkops sample: " << out_path << " ended in a torn row (" << a->dropped_bytes()
+              << " bytes, cut short by a kill or power loss): dropped before appending\n";
     file.emplace(std::move(*a));
     write = [&file](const std::string& row) { return file->Append(row); };
   } else {

@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -25,15 +26,24 @@ Result<CsvAppender> CsvAppender::Open(const std::string& path, const std::string
   if (rfd < 0) return IoError(fmt::format("cannot read {}: {}", path, std::strerror(errno)));
   std::string head(header.size(), '\0');
   ssize_t n = pread(rfd, head.data(), head.size(), 0);
-  char last = '\n';
-  bool last_ok = pread(rfd, &last, 1, st.st_size - 1) == 1;
+  // The last kTailBytes: where the last complete line ends.
+  const off_t tail_len = std::min<off_t>(st.st_size, kTailBytes);
+  std::string tail(static_cast<size_t>(tail_len), '\0');
+  bool tail_ok = pread(rfd, tail.data(), tail.size(), st.st_size - tail_len) == tail_len;
   ::close(rfd);
   if (n != static_cast<ssize_t>(header.size()) || head != header)
     return InputError(fmt::format("{}: existing file does not start with sparkops's CSV header (columns differ); "
                                   "use a new file",
                                   path));
-  if (last_ok && last != '\n')
-    if (auto w = a.Append("\n"); !w) return std::unexpected(w.error());
+  if (!tail_ok || tail.back() == '\n') return a;
+  size_t nl = tail.rfind('\n');
+  if (!header.empty() && nl != std::string::npos) {  // a torn CSV row: drop it
+    const off_t keep = st.st_size - tail_len + static_cast<off_t>(nl) + 1;
+    if (::ftruncate(fd, keep) != 0) return IoError(fmt::format("cannot truncate {}: {}", path, std::strerror(errno)));
+    a.dropped_ = static_cast<size_t>(st.st_size - keep);
+    return a;
+  }
+  if (auto w = a.Append("\n"); !w) return std::unexpected(w.error());  // text, not rows: keep it, end the line
   return a;
 }
 

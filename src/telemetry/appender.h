@@ -1,6 +1,7 @@
 #pragma once
 /// Durable CSV appending: an O_APPEND descriptor, ONE write() per row, then fdatasync, so a reboot
-/// or kill -9 loses at most the row being sampled and never leaves a torn row in the middle.
+/// or kill -9 loses at most the row being sampled (a kill can cut that write short: the torn row
+/// is dropped when the file is next opened, so it never ends up in the middle).
 #include <string>
 #include <string_view>
 
@@ -12,9 +13,13 @@ class CsvAppender {
  public:
   /// Opens (creating 0644) `path` for appending. Writes `header` when the file is new or empty.
   /// An existing file must start with `header` (Input error otherwise: mixing columns would corrupt
-  /// it). A file whose last row lacks its newline (power lost mid-write) gets one first.
+  /// it). A CSV (non-empty `header`) whose last row lacks its newline (a kill or power loss
+  /// mid-write) is truncated after its last complete row (dropped_bytes() says how much); a
+  /// headerless text file gets the missing newline instead (its bytes are kept).
   static Result<CsvAppender> Open(const std::string& path, const std::string& header);
-  CsvAppender(CsvAppender&& o) noexcept : fd_(o.fd_), path_(std::move(o.path_)) { o.fd_ = -1; }
+  /// Bytes of a torn last row removed by Open (0: none).
+  size_t dropped_bytes() const { return dropped_; }
+  CsvAppender(CsvAppender&& o) noexcept : fd_(o.fd_), dropped_(o.dropped_), path_(std::move(o.path_)) { o.fd_ = -1; }
   CsvAppender& operator=(CsvAppender&&) = delete;
   ~CsvAppender();
 
@@ -26,7 +31,9 @@ class CsvAppender {
 
  private:
   CsvAppender(int fd, std::string path) : fd_(fd), path_(std::move(path)) {}
+  static constexpr long kTailBytes = 64 << 10;  ///< a torn row is looked for this far back (rows are < 1 KiB)
   int fd_ = -1;
+  size_t dropped_ = 0;
   std::string path_;
 };
 

@@ -36,18 +36,6 @@ void OnSignal(int sig) {
   (void)ignored;
 }
 
-/// The live view is best effort; the record is in train.log. False when the reader has gone
-/// (EPIPE: `sparkops run ... | head`), so the caller stops showing that stream.
-bool WriteAll(int fd, const char* p, size_t n) {
-  while (fd >= 0 && n > 0) {
-    ssize_t w = ::write(fd, p, n);
-    if (w < 0 && errno == EINTR) continue;
-    if (w <= 0) return !(w < 0 && errno == EPIPE);
-    p += w, n -= static_cast<size_t>(w);
-  }
-  return true;
-}
-
 /// Process snapshots for contention evidence: every other ML workload that appears (not the job
 /// itself or its descendants) becomes a process_start record; one that goes away, process_exit.
 class ProcessWatch {
@@ -113,8 +101,9 @@ Result<SuperviseResult> Supervise(const Context& ctx, RunRecorder& rec, const Su
   ::sigaction(SIGINT, &sa, &old_int);
   ::sigaction(SIGTERM, &sa, &old_term);
   ::sigaction(SIGHUP, &sa, &old_hup);
-  // A live-view reader that goes away must cost the live view only: dying of SIGPIPE would also
-  // close the job's output pipe and so kill the job at its next write. (The job gets SIG_DFL back.)
+  // A live-view reader that goes away must cost the live view only (LiveView's thread gets EPIPE):
+  // dying of SIGPIPE would also close the job's output pipe and so kill the job at its next
+  // write. (The job gets SIG_DFL back.)
   ign.sa_handler = SIG_IGN;
   sigemptyset(&ign.sa_mask);
   ::sigaction(SIGPIPE, &ign, &old_pipe);
@@ -161,7 +150,7 @@ Result<SuperviseResult> Supervise(const Context& ctx, RunRecorder& rec, const Su
   };
   auto on_out = record('o'), on_err = record('e');
   int fds[2] = {child->out_fd, child->err_fd};
-  int live[2] = {o.live_out_fd, o.live_err_fd};
+  res.live = std::make_unique<LiveView>(o.live_out_fd, o.live_err_fd);
   std::optional<int> exit_status;
   using Clock = std::chrono::steady_clock;
   std::optional<Clock::time_point> kill_at, drain_until;
@@ -213,7 +202,7 @@ Result<SuperviseResult> Supervise(const Context& ctx, RunRecorder& rec, const Su
         fds[i] = -1;
         continue;
       }
-      if (!WriteAll(live[i], buf, static_cast<size_t>(got))) live[i] = -1;
+      res.live->Show(i, std::string_view(buf, static_cast<size_t>(got)));
       (i == 0 ? split_out : split_err).Feed(std::string_view(buf, static_cast<size_t>(got)), i == 0 ? on_out : on_err);
     }
   }

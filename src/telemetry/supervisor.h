@@ -7,10 +7,12 @@
 
 #include <deque>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "cli/context.h"
+#include "telemetry/live_view.h"
 #include "telemetry/run_recorder.h"
 
 namespace sparkops {
@@ -30,6 +32,9 @@ struct SuperviseResult {
   bool escalated = false;            ///< SIGKILL was sent (second Ctrl-C or grace expired)
   std::deque<std::string> tail;      ///< the last output lines (for the OOM signature)
   std::vector<Sample> last_samples;  ///< the last few samples (MemAvailable near zero on SIGKILL)
+  /// The live view, possibly still writing to a slow reader: Close() it once the run directory
+  /// is complete (a paused pager then holds up only what is left to show).
+  std::unique_ptr<LiveView> live;
 };
 
 /// Runs the job to completion. NotFound when it cannot be started (`run` exits 127).
