@@ -69,7 +69,8 @@ done
 
 if command -v lintian >/dev/null; then
   # Errors fail the test; warnings are printed for the log.
-  lintian --fail-on error --tag-display-limit 0 "$deb" || fail "lintian reports errors"
+  # TMPDIR: lintian leaves its MLDBM scratch files (mldbm-elf-*) behind; keep them in ours.
+  TMPDIR="$scratch" lintian --fail-on error --tag-display-limit 0 "$deb" || fail "lintian reports errors"
   echo "lintian: no errors"
 else
   echo "SKIP: lintian not installed"; exit 77
