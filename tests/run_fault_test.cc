@@ -3,7 +3,6 @@
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/statvfs.h>
@@ -26,8 +25,6 @@
 #include "telemetry/csv.h"
 #include "test_util.h"
 
-extern char** environ;
-
 namespace sparkops {
 namespace {
 
@@ -42,24 +39,7 @@ constexpr size_t kCut = 1u << 20;
 /// the file `err`, stdin /dev/null; -1 on failure.
 pid_t SpawnSparkops(const std::vector<std::string>& args, const std::string& out, const std::string& err,
                     int out_fd = -1) {
-  std::vector<std::string> argv{testing::SparkopsBin()};
-  argv.insert(argv.end(), args.begin(), args.end());
-  argv = testing::TargetArgv(argv);
-  std::vector<char*> cargv;
-  for (auto& a : argv) cargv.push_back(a.data());
-  cargv.push_back(nullptr);
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-  if (out_fd >= 0)
-    posix_spawn_file_actions_adddup2(&fa, out_fd, 1);
-  else
-    posix_spawn_file_actions_addopen(&fa, 1, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  posix_spawn_file_actions_addopen(&fa, 2, err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  pid_t pid = -1;
-  int rc = posix_spawn(&pid, cargv[0], &fa, nullptr, cargv.data(), environ);
-  posix_spawn_file_actions_destroy(&fa);
-  return rc == 0 ? pid : -1;
+  return testing::SpawnSparkops(args, {.out = out, .err = err, .out_fd = out_fd});
 }
 
 struct Finished {

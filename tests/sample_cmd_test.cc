@@ -3,7 +3,6 @@
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
-#include <spawn.h>
 #include <stdlib.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -16,8 +15,6 @@
 #include "base/strings.h"
 #include "telemetry/csv.h"
 #include "test_util.h"
-
-extern char** environ;
 
 namespace sparkops {
 namespace {
@@ -145,21 +142,7 @@ TEST(SampleCmd, DurationStops) {
   EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(2));
 }
 
-pid_t Spawn(const std::vector<std::string>& args) {
-  std::vector<std::string> argv{testing::SparkopsBin()};
-  argv.insert(argv.end(), args.begin(), args.end());
-  argv = testing::TargetArgv(argv);  // under qemu for the aarch64 build
-  std::vector<char*> cargv;
-  for (auto& a : argv) cargv.push_back(a.data());
-  cargv.push_back(nullptr);
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
-  pid_t pid = -1;
-  int rc = posix_spawn(&pid, cargv[0], &fa, nullptr, cargv.data(), environ);
-  posix_spawn_file_actions_destroy(&fa);
-  return rc == 0 ? pid : -1;
-}
+pid_t Spawn(const std::vector<std::string>& args) { return testing::SpawnSparkops(args); }
 
 std::string ReadOrEmpty(const std::string& path) {
   auto r = ReadLocalFile(path);

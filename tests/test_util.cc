@@ -1,6 +1,8 @@
 #include "test_util.h"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <spawn.h>
 #include <stdlib.h>
 
 #include <filesystem>
@@ -9,6 +11,8 @@
 
 #include "cli/dispatch.h"
 #include "host/command.h"
+
+extern char** environ;
 
 namespace sparkops::testing {
 
@@ -56,6 +60,26 @@ std::vector<std::string> TargetEmulator() {
     spec = bar == std::string_view::npos ? std::string_view() : spec.substr(bar + 1);
   }
   return parts;
+}
+
+pid_t SpawnSparkops(const std::vector<std::string>& args, const SpawnIo& io) {
+  std::vector<std::string> argv = TargetArgv({SparkopsBin()});
+  argv.insert(argv.end(), args.begin(), args.end());
+  std::vector<char*> cargv;
+  for (auto& a : argv) cargv.push_back(a.data());
+  cargv.push_back(nullptr);
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+  if (io.out_fd >= 0)
+    posix_spawn_file_actions_adddup2(&fa, io.out_fd, 1);
+  else if (!io.out.empty())
+    posix_spawn_file_actions_addopen(&fa, 1, io.out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  if (!io.err.empty()) posix_spawn_file_actions_addopen(&fa, 2, io.err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  pid_t pid = -1;
+  int rc = posix_spawn(&pid, cargv[0], &fa, nullptr, cargv.data(), environ);
+  posix_spawn_file_actions_destroy(&fa);
+  return rc == 0 ? pid : -1;
 }
 
 std::vector<std::string> TargetArgv(const std::vector<std::string>& argv) {

@@ -1,5 +1,7 @@
 #pragma once
 /// Shared test helpers: run sparkops in-process or as a subprocess, fixtures, golden files.
+#include <sys/types.h>
+
 #include <map>
 #include <string>
 #include <vector>
@@ -16,6 +18,16 @@ RunOutput RunInProcess(const std::vector<std::string>& args, const std::map<std:
 /// Runs the built sparkops binary as a subprocess (for signals, exit codes, real I/O).
 RunOutput RunBinary(const std::vector<std::string>& args, const std::map<std::string, std::string>& env = {},
                     int timeout_ms = 30000);
+/// Where SpawnSparkops sends the child's standard output and error: a file path (created or
+/// truncated), or for stdout a descriptor to dup (`out_fd` >= 0); empty = inherited from the test.
+/// stdin is /dev/null.
+struct SpawnIo {
+  std::string out, err = "/dev/null";
+  int out_fd = -1;
+};
+/// Starts the built sparkops (through TargetArgv) without waiting, for tests that signal or
+/// kill it themselves; the pid, or -1.
+pid_t SpawnSparkops(const std::vector<std::string>& args, const SpawnIo& io = {});
 
 /// tests/fixtures/<name>
 std::string Fixture(const std::string& name);
