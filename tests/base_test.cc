@@ -26,6 +26,19 @@ TEST(Strings, EditDistance) {
   EXPECT_EQ(EditDistance("", "abc"), 3u);
 }
 
+TEST(Strings, EditDistanceAtMostIsEditDistanceCappedAtLimitPlusOne) {
+  const char* words[] = {"", "a", "ab", "ba", "abc", "llama-3.1-8b", "llama-3.1-8", "lama-3.1-8b", "gemma-2-9b",
+                         "qwen3-30b-a3b", "prefligth", "preflight", "xxxxxxxxxxxxxxxxxxxxxxxxxxx"};
+  for (const char* a : words)
+    for (const char* b : words)
+      for (size_t limit : {0u, 1u, 2u, 3u, 10u}) {
+        size_t d = EditDistance(a, b);
+        EXPECT_EQ(EditDistanceAtMost(a, b, limit), d <= limit ? d : limit + 1) << a << " / " << b << " / " << limit;
+      }
+  // Lengths further apart than the limit: answered without the table.
+  EXPECT_EQ(EditDistanceAtMost(std::string(1'000'000, 'x'), "llama", 3), 4u);
+}
+
 TEST(Time, FormatsUtcWithMillis) {
   EXPECT_EQ(FormatUtcMillis(FromUnixMillis(0)), "1970-01-01T00:00:00.000Z");
   EXPECT_EQ(FormatUtcMillis(FromUnixMillis(1795957349123)), "2026-11-29T13:02:29.123Z");

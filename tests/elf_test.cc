@@ -116,6 +116,29 @@ TEST(Cuobjdump, ParsesListOutput) {
   EXPECT_TRUE(ParseCuobjdumpList("").empty());
 }
 
+// The list-line matcher is hand-written (it was a std::regex, the fatbin fuzz target's main cost);
+// these pin the regex's meaning at its edges.
+TEST(Cuobjdump, ListLineEdgesKeepTheRegexMeaning) {
+  auto names = [](std::string_view text) {
+    std::string out;
+    for (const auto& a : ParseCuobjdumpList(text)) out += (a.ptx ? "P:" : "E:") + a.name + " ";
+    return out;
+  };
+  EXPECT_EQ(names(" \tPTX file\v7:x.sm_8.y.compute_80f.ptx \r"), "P:compute_80f ");  // the last arch part
+  EXPECT_EQ(names("ELF file 1:.sm_9.cubin"), "E:sm_9 ");
+  EXPECT_EQ(names("ELF file 1: a\r.sm_9.cubin"), "");  // '.*' does not cross '\r'
+  EXPECT_EQ(names("ELF file 1: a.sm_9a.cubinx"), "");
+  EXPECT_EQ(names("ELF file 1: a.sm_a.cubin"), "");
+  EXPECT_EQ(names("ELF file 1: a.sm_9af.cubin"), "");
+  EXPECT_EQ(names("ELF file 1: asm_9.cubin"), "");
+  EXPECT_EQ(names("ELF file1: a.sm_9.cubin"), "");
+  EXPECT_EQ(names("ELF file 1 : a.sm_9.cubin"), "");
+  EXPECT_EQ(names("ELF file x: a.sm_9.cubin"), "");
+  EXPECT_EQ(names("elf file 1: a.sm_9.cubin"), "");
+  EXPECT_EQ(names("ELF file 1: a.sm_9.ptx\nPTX file 2: b.sm_9.cubin\nELF file 3: c.sm_9.cubin"), "E:sm_9 P:sm_9 ");
+  EXPECT_EQ(names("ELF file 1: " + std::string(5000, 'a') + ".sm_9.cubin"), "");  // longer than a listing line
+}
+
 TEST(Fatbin, ScansTheEmbeddedSection) {
   auto sec = ReadFatbinSection(BuildArtifact("pyenv-libs/libext_fatbin_121a.so"));
   ASSERT_TRUE(sec) << sec.error().message;

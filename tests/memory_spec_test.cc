@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <fstream>
 
 #include "memory/catalogue.h"
@@ -54,6 +55,19 @@ TEST(Catalogue, EmbeddedCopyIsTheRepoCsvAndHasTheNamesUsersType) {
   EXPECT_NE(FindModel("META-LLAMA/Llama-3.1-8B"), nullptr);  // HF id, any case
   EXPECT_EQ(NearestModelName("llama-3.1-8"), "llama-3.1-8b");
   EXPECT_FALSE(ParseCatalogue("name,hidden_size\nx,abc\n"));
+}
+
+// NearestModelName bounds its edit distance at 3: a long name is no typo of any catalogue name
+// and costs no more than a short one (it was the catalogue fuzz target's bottleneck).
+TEST(Catalogue, NearestModelNameOfALongNameIsEmptyAndCheap) {
+  EXPECT_EQ(NearestModelName("LLAMA-3.1-8"), "llama-3.1-8b");
+  EXPECT_EQ(NearestModelName("llama-3.1-8b"), "llama-3.1-8b");
+  EXPECT_EQ(NearestModelName("llama-3.1-8bxxx"), "llama-3.1-8b");
+  EXPECT_EQ(NearestModelName("llama-3.1-8bxxxx"), "");  // 4 edits: not a typo
+  EXPECT_EQ(NearestModelName(""), "");
+  auto t0 = std::chrono::steady_clock::now();
+  for (int i = 0; i < 10; ++i) EXPECT_EQ(NearestModelName(std::string(1'000'000, 'l')), "");
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(5));  // was ~10^6 x 15 cells per entry
 }
 
 TEST(ParseConfigJson, LlamaWithGqaAndDefaults) {

@@ -23,5 +23,9 @@ std::string ToLower(std::string_view s);
 std::string Join(const std::vector<std::string>& parts, std::string_view sep);
 /// Levenshtein distance, for "did you mean" suggestions.
 size_t EditDistance(std::string_view a, std::string_view b);
+/// EditDistance(a, b) when it is at most `limit`, else limit + 1: O(1) when the lengths differ by
+/// more than `limit`, and stops at the first row whose every entry exceeds it (a "did you mean"
+/// lookup over a name of any length costs no more than one over a short one).
+size_t EditDistanceAtMost(std::string_view a, std::string_view b, size_t limit);
 
 }  // namespace sparkops

@@ -10,7 +10,7 @@
 #include <cctype>
 #include <cstring>
 #include <memory>
-#include <regex>
+#include <optional>
 
 #include "base/strings.h"
 
@@ -149,18 +149,62 @@ uint16_t ElfMachineFromUname(std::string_view m) {
   return 0;
 }
 
+namespace {
+bool IsListSpace(char c) { return c == ' ' || (c >= '\t' && c <= '\r'); }  // \s ("C" locale)
+bool IsListDigit(char c) { return c >= '0' && c <= '9'; }
+
+/// The meaning of regex_match with
+///   ^\s*(ELF|PTX) file\s+\d+:.*\.((?:sm|compute)_\d+[af]?)\.(?:cubin|ptx)\s*$
+/// (ECMAScript as libstdc++ implements it: '.' matches anything but '\n' and '\r'), hand-written:
+/// std::regex made this the fatbin fuzz target's main cost. The arch part is fixed by the end of the
+/// line, so the greedy '.*' has exactly one way to match.
+std::optional<CudaArch> CuobjdumpListLine(std::string_view l) {
+  size_t i = 0;
+  while (i < l.size() && IsListSpace(l[i])) ++i;
+  std::string_view kind = l.substr(i, 3);
+  if (kind != "ELF" && kind != "PTX") return std::nullopt;
+  i += 3;
+  if (l.substr(i, 5) != " file") return std::nullopt;
+  i += 5;
+  size_t j = i;
+  while (j < l.size() && IsListSpace(l[j])) ++j;
+  if (j == i) return std::nullopt;
+  size_t k = j;
+  while (k < l.size() && IsListDigit(l[k])) ++k;
+  if (k == j || k >= l.size() || l[k] != ':') return std::nullopt;
+  const size_t any = k + 1;  // where '.*' starts
+  // From the end: \s*, then ".cubin" or ".ptx", then [af]?, \d+, '_', "sm" or "compute", '.'.
+  size_t e = l.size();
+  while (e > any && IsListSpace(l[e - 1])) --e;
+  std::string_view head = l.substr(any, e - any);
+  if (head.ends_with(".cubin")) head.remove_suffix(6);
+  else if (head.ends_with(".ptx")) head.remove_suffix(4);
+  else return std::nullopt;
+  size_t arch_end = any + head.size();
+  if (!head.empty() && (head.back() == 'a' || head.back() == 'f')) head.remove_suffix(1);
+  size_t digits = 0;
+  while (digits < head.size() && IsListDigit(head[head.size() - 1 - digits])) ++digits;
+  if (digits == 0) return std::nullopt;
+  head.remove_suffix(digits);
+  if (head.ends_with(".sm_")) head.remove_suffix(4);
+  else if (head.ends_with(".compute_")) head.remove_suffix(9);
+  else return std::nullopt;
+  if (head.find_first_of("\r\n") != std::string_view::npos) return std::nullopt;  // '.' stops there
+  size_t arch = any + head.size() + 1;
+  return CudaArch{std::string(l.substr(arch, arch_end - arch)), kind == "PTX"};
+}
+}  // namespace
+
 std::vector<CudaArch> ParseCuobjdumpList(std::string_view text) {
   // "ELF file    1: name.sm_121a.cubin" / "PTX file    1: name.compute_120.ptx"
-  static const std::regex re(R"(^\s*(ELF|PTX) file\s+\d+:.*\.((?:sm|compute)_\d+[af]?)\.(?:cubin|ptx)\s*$)");
   std::vector<CudaArch> out;
   for (auto line : SplitLines(text)) {
-    if (line.size() > 4096) continue;  // not a listing line; keeps std::regex's recursion bounded
-    std::match_results<std::string_view::const_iterator> m;
-    if (!std::regex_match(line.begin(), line.end(), m, re)) continue;
-    CudaArch a{m[2].str(), m[1].str() == "PTX"};
+    if (line.size() > 4096) continue;  // not a listing line
+    auto a = CuobjdumpListLine(line);
+    if (!a) continue;
     bool dup = false;
-    for (const auto& x : out) dup |= (x.name == a.name && x.ptx == a.ptx);
-    if (!dup) out.push_back(a);
+    for (const auto& x : out) dup |= (x.name == a->name && x.ptx == a->ptx);
+    if (!dup) out.push_back(std::move(*a));
   }
   return out;
 }

@@ -108,8 +108,9 @@ std::string NearestModelName(std::string_view name) {
   std::string n = ToLower(std::string(name)), best;
   size_t best_d = 4;  // more than 3 edits away is not a typo
   for (const auto& e : Catalogue()) {
-    size_t d = EditDistance(n, e.spec.name);
+    size_t d = EditDistanceAtMost(n, e.spec.name, best_d - 1);  // bounded: a long name costs O(1) per entry
     if (d < best_d) best_d = d, best = e.spec.name;
+    if (best_d == 0) break;  // nothing later beats an exact match
   }
   return best;
 }
