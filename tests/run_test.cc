@@ -89,8 +89,10 @@ LiveRun StartRun(const TempDir& d, const std::string& script, const std::string&
   auto c = SpawnChild(argv, false);
   EXPECT_TRUE(c) << (c ? "" : c.error().message);
   lr.child = *c;
-  // Wait until the job has printed its first line (its signal handlers are set by then).
-  for (int i = 0; i < 200; ++i) {
+  // Wait until the job has printed its first line (its signal handlers are set by then). Up to
+  // 60 s: under qemu on a loaded machine start-up took more than the 5 s this once allowed, and a
+  // SIGINT sent before the job was in its loop came back as 137 (grace period, SIGKILL), not 130.
+  for (int i = 0; i < 2400; ++i) {
     std::error_code ec;
     auto size = std::filesystem::file_size(lr.dir + "/train.log", ec);
     if (!ec && size > 0) break;
