@@ -28,9 +28,7 @@ bool Has(std::string_view s, std::string_view needle) { return s.find(needle) !=
 // libstdc++ implements it, "C" locale): \d is 0-9, \s is " \t\n\v\f\r", \w is [A-Za-z0-9_], '.'
 // matches anything but '\n' and '\r'. Each is linear in the line; the regexes were the fuzz target's
 // bottleneck (57 exec/s on 16 kB inputs under ASan). The patterns are kept in the comments.
-bool IsDigit(char c) { return c >= '0' && c <= '9'; }
 bool IsNumChar(char c) { return IsDigit(c) || c == '.'; }  // [\d.]
-bool IsSpace(char c) { return c == ' ' || (c >= '\t' && c <= '\r'); }
 bool IsWordChar(char c) { return IsDigit(c) || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; }
 bool At(std::string_view s, size_t i, std::string_view lit) { return i <= s.size() && s.substr(i).starts_with(lit); }
 template <class Pred>

@@ -105,8 +105,6 @@ std::optional<double> GroupedNumberAfter(std::string_view s, std::string_view ke
   return ParseNumberPrefix(std::string_view(buf, n));
 }
 
-bool IsDigit(char c) { return c >= '0' && c <= '9'; }
-
 size_t Find(std::string_view s, std::string_view needle, size_t from) {
   if (from >= s.size()) return std::string_view::npos;
   const void* p = memmem(s.data() + from, s.size() - from, needle.data(), needle.size());

@@ -7,13 +7,13 @@
 #include <string_view>
 
 #include "analysis/step_line.h"
+#include "base/strings.h"
 
 namespace sparkops::detail {
 
 std::optional<double> NumberAfter(std::string_view s, std::string_view key, size_t* end = nullptr);
 std::optional<double> GroupedNumberAfter(std::string_view s, std::string_view key);
 std::optional<int64_t> IntAt(std::string_view s, size_t* pos);
-bool IsDigit(char c);
 /// Substring search via memmem (fast on text full of the needle's first letter); npos if absent.
 size_t Find(std::string_view s, std::string_view needle, size_t from = 0);
 /// Position of the first "step" (npos if none).

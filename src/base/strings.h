@@ -8,6 +8,10 @@
 
 namespace sparkops {
 
+/// ASCII character classes, as regex \d and \s have them in the "C" locale.
+inline bool IsDigit(char c) { return c >= '0' && c <= '9'; }
+inline bool IsSpace(char c) { return c == ' ' || (c >= '\t' && c <= '\r'); }  ///< space, \t \n \v \f \r
+
 std::string_view Trim(std::string_view s);
 bool StartsWith(std::string_view s, std::string_view prefix);
 bool EndsWith(std::string_view s, std::string_view suffix);

@@ -150,9 +150,6 @@ uint16_t ElfMachineFromUname(std::string_view m) {
 }
 
 namespace {
-bool IsListSpace(char c) { return c == ' ' || (c >= '\t' && c <= '\r'); }  // \s ("C" locale)
-bool IsListDigit(char c) { return c >= '0' && c <= '9'; }
-
 /// The meaning of regex_match with
 ///   ^\s*(ELF|PTX) file\s+\d+:.*\.((?:sm|compute)_\d+[af]?)\.(?:cubin|ptx)\s*$
 /// (ECMAScript as libstdc++ implements it: '.' matches anything but '\n' and '\r'), hand-written:
@@ -160,22 +157,22 @@ bool IsListDigit(char c) { return c >= '0' && c <= '9'; }
 /// line, so the greedy '.*' has exactly one way to match.
 std::optional<CudaArch> CuobjdumpListLine(std::string_view l) {
   size_t i = 0;
-  while (i < l.size() && IsListSpace(l[i])) ++i;
+  while (i < l.size() && IsSpace(l[i])) ++i;
   std::string_view kind = l.substr(i, 3);
   if (kind != "ELF" && kind != "PTX") return std::nullopt;
   i += 3;
   if (l.substr(i, 5) != " file") return std::nullopt;
   i += 5;
   size_t j = i;
-  while (j < l.size() && IsListSpace(l[j])) ++j;
+  while (j < l.size() && IsSpace(l[j])) ++j;
   if (j == i) return std::nullopt;
   size_t k = j;
-  while (k < l.size() && IsListDigit(l[k])) ++k;
+  while (k < l.size() && IsDigit(l[k])) ++k;
   if (k == j || k >= l.size() || l[k] != ':') return std::nullopt;
   const size_t any = k + 1;  // where '.*' starts
   // From the end: \s*, then ".cubin" or ".ptx", then [af]?, \d+, '_', "sm" or "compute", '.'.
   size_t e = l.size();
-  while (e > any && IsListSpace(l[e - 1])) --e;
+  while (e > any && IsSpace(l[e - 1])) --e;
   std::string_view head = l.substr(any, e - any);
   if (head.ends_with(".cubin")) head.remove_suffix(6);
   else if (head.ends_with(".ptx")) head.remove_suffix(4);
@@ -183,7 +180,7 @@ std::optional<CudaArch> CuobjdumpListLine(std::string_view l) {
   size_t arch_end = any + head.size();
   if (!head.empty() && (head.back() == 'a' || head.back() == 'f')) head.remove_suffix(1);
   size_t digits = 0;
-  while (digits < head.size() && IsListDigit(head[head.size() - 1 - digits])) ++digits;
+  while (digits < head.size() && IsDigit(head[head.size() - 1 - digits])) ++digits;
   if (digits == 0) return std::nullopt;
   head.remove_suffix(digits);
   if (head.ends_with(".sm_")) head.remove_suffix(4);
