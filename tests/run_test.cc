@@ -167,16 +167,19 @@ std::string AnalyzeJson(const std::string& dir, const std::string& root) {
   return r.out;
 }
 
-// The story of issue 5: the step time triples midway while the GPU heats up and sets SW thermal
-// slowdown; `analyze` finds one thermal slowdown starting at the right step. (Steps of 30/60 ms
-// let a loaded CI machine's scheduling delays move the change point two steps early.)
+// The story of issue 5: the GPU heats up; when the step time triples midway it sets SW thermal
+// slowdown and its clocks fall (the trainer's hook opens the stub scenario's gate); `analyze`
+// finds one thermal slowdown starting at the right step. (Steps of 30/60 ms let a loaded CI
+// machine's scheduling delays move the change point two steps early.)
 TEST(RunEndToEnd, ThermalSlowdownIsFoundAtTheRightStep) {
   TempDir d;
-  std::string dir = d.path() + "/r";
+  std::string dir = d.path() + "/r", gate = d.path() + "/gate";
   auto r = RunBinary({"--root", Fixture("gb10"), "--nvml", BuildArtifact("libnvidia-ml-stub.so"), "run", "--out", dir,
                       "--interval", "0.1", "--", Trainer(), "50", "50", "0.06", "0.18"},
                      {{"SPARKOPS_STUB_NVML_SCENARIO",
-                       std::string(SPARKOPS_TEST_SOURCE_DIR) + "/stub_nvml/scenarios/run_thermal.txt"}},
+                       std::string(SPARKOPS_TEST_SOURCE_DIR) + "/stub_nvml/scenarios/run_thermal.txt"},
+                      {"SPARKOPS_STUB_NVML_GATE", gate},
+                      {"TRAINER_HOOK", "touch " + gate}},
                      120000);
   ASSERT_EQ(r.rc, 0) << r.err;
   EXPECT_NE(ReadFileOrDie(dir + "/thermal.csv").find(",0x20,sw_thermal,"), std::string::npos);

@@ -33,6 +33,41 @@ Stats Of(const std::vector<const ThermalRow*>& rows, Field f) {
   return s;
 }
 
+/// Reason-bit counts over some rows.
+struct Bits {
+  size_t thermal = 0, power = 0, hw_slow = 0, with_reasons = 0, pd_events = 0;
+};
+
+Bits CountBits(const std::vector<const ThermalRow*>& rows) {
+  Bits c;
+  for (auto* r : rows) {
+    uint64_t b = r->reasons.value_or(0);
+    if (r->reasons) ++c.with_reasons;
+    c.thermal += (b & (kReasonSwThermal | kReasonHwThermal)) || r->throttle.find("thermal") != std::string::npos;
+    c.power += (b & (kReasonSwPowerCap | kReasonHwPowerBrake)) || r->throttle.find("power") != std::string::npos;
+    c.hw_slow += (b & kReasonHwSlowdown) != 0;
+    c.pd_events += r->events.find("pd_degraded") != std::string::npos;
+  }
+  return c;
+}
+
+/// A reason bit explains a slowdown only when it is new to the span: on in at least a quarter
+/// more of the samples than in the stretch before, or on while the clocks fell. A bit that was
+/// on at the same rate before (a discrete GPU at its power limit all along: an H200 at 700 W
+/// under a steady load sets sw_power_cap in every sample) changed nothing.
+bool NewInSpan(size_t bits, size_t n, size_t bits_before, size_t n_before, bool clocks_fell) {
+  if (bits == 0) return false;
+  if (clocks_fell || n_before == 0) return true;
+  return static_cast<double>(bits) / n >= static_cast<double>(bits_before) / n_before + 0.25;
+}
+
+/// ", 1.1 GiB in the pool" from a process_start record's pool_gib (a number), else "".
+std::string PoolText(const RunEvent& e) {
+  auto it = e.record.find("pool_gib");
+  if (it == e.record.end() || !it->is_number()) return "";
+  return fmt::format(", {:.1f} GiB in the pool", it->get<double>());
+}
+
 struct Finding {
   std::string cause;
   int priority;  // lower wins
@@ -60,23 +95,18 @@ Classification Classify(const ThermalSeries* thermal, const std::vector<RunEvent
                             : "thermal, power_cap, pd_degraded, memory_pressure: not checked — no thermal CSV");
   } else {
     size_t n = span.size();
-    size_t thermal_bits = 0, power_bits = 0, hw_slow = 0, with_reasons = 0, pd_events = 0;
-    for (auto* r : span) {
-      uint64_t b = r->reasons.value_or(0);
-      if (r->reasons) ++with_reasons;
-      bool th = (b & (kReasonSwThermal | kReasonHwThermal)) || r->throttle.find("thermal") != std::string::npos;
-      bool pw = (b & (kReasonSwPowerCap | kReasonHwPowerBrake)) || r->throttle.find("power") != std::string::npos;
-      thermal_bits += th;
-      power_bits += pw;
-      hw_slow += (b & kReasonHwSlowdown) != 0;
-      pd_events += r->events.find("pd_degraded") != std::string::npos;
-    }
+    Bits in_span = CountBits(span), bb = CountBits(before);
+    size_t thermal_bits = in_span.thermal, power_bits = in_span.power, hw_slow = in_span.hw_slow;
+    size_t with_reasons = in_span.with_reasons, pd_events = in_span.pd_events;
     Stats tb = Of(before, &ThermalRow::temp_c), ts = Of(span, &ThermalRow::temp_c);
     Stats cb = Of(before, &ThermalRow::sm_clock_mhz), cs = Of(span, &ThermalRow::sm_clock_mhz);
     Stats pb = Of(before, &ThermalRow::power_w), ps = Of(span, &ThermalRow::power_w);
     Stats lim = Of(span, &ThermalRow::power_limit_w);
     Stats us = Of(span, &ThermalRow::util_pct);
     bool clocks_fell = cb.n && cs.n && cs.median < kClockDropFactor * cb.median;
+    bool thermal_new = NewInSpan(thermal_bits, n, bb.thermal, bb.with_reasons, clocks_fell);
+    bool power_new = NewInSpan(power_bits, n, bb.power, bb.with_reasons, clocks_fell);
+    bool hw_slow_new = NewInSpan(hw_slow, n, bb.hw_slow, bb.with_reasons, clocks_fell);
     std::string temp_txt = ts.n ? (tb.n ? fmt::format("temperature {:.0f} → {:.0f} °C (max {:.0f})", tb.median, ts.last, ts.max)
                                         : fmt::format("temperature up to {:.0f} °C", ts.max))
                                 : "temperature not reported";
@@ -86,11 +116,16 @@ Classification Classify(const ThermalSeries* thermal, const std::vector<RunEvent
     std::string power_txt = ps.n ? (pb.n ? fmt::format("power {:.1f} → {:.1f} W", pb.median, ps.median)
                                          : fmt::format("power {:.1f} W", ps.median))
                                  : "power not reported";
+    auto already = [&](const char* what, size_t bits, size_t bits_before) {
+      return fmt::format("the {} reason was already on in {} of {} samples before the slowdown ({} of {} during it) "
+                         "and the clocks did not fall ({})",
+                         what, bits_before, bb.with_reasons, bits, n, clock_txt);
+    };
     // thermal
     bool temp_sig = ts.n && clocks_fell &&
                     (ts.max >= kTripPointC ||
                      (tb.n && ts.max - tb.median >= 5 && pb.n && ps.n && std::fabs(ps.median - pb.median) <= 0.1 * pb.median));
-    if (thermal_bits || (hw_slow && ts.n && ts.max >= kTripPointC)) {
+    if (thermal_new || (hw_slow_new && ts.n && ts.max >= kTripPointC)) {
       found.push_back({"thermal", 0,
                        {fmt::format("thermal slowdown reason (sw_thermal/hw_thermal) active in {} of {} samples", thermal_bits, n),
                         temp_txt, clock_txt, power_txt}});
@@ -98,6 +133,8 @@ Classification Classify(const ThermalSeries* thermal, const std::vector<RunEvent
       found.push_back({"thermal", 5,
                        {"no thermal reason bit, but the G4 signature: temperature climbing while clocks fall", temp_txt,
                         clock_txt, power_txt}});
+    } else if (thermal_bits) {
+      ruled.push_back(fmt::format("thermal: {}; {}", already("thermal", thermal_bits, bb.thermal), temp_txt));
     } else {
       ruled.push_back(fmt::format("thermal: {} ({}; {}; trip point {:.0f} °C)",
                                   with_reasons ? "no thermal reason bit" : "no clock-event reasons recorded", temp_txt,
@@ -105,13 +142,15 @@ Classification Classify(const ThermalSeries* thermal, const std::vector<RunEvent
     }
     // power cap
     bool at_limit = lim.n && ps.n && ps.median >= 0.95 * lim.median && clocks_fell;
-    if (power_bits || (hw_slow && !thermal_bits)) {
+    if (power_new || (hw_slow_new && !thermal_new)) {
       found.push_back({"power_cap", 1,
                        {fmt::format("power-cap reason (sw_power_cap/hw_power_brake{}) active in {} of {} samples",
-                                    hw_slow ? "/hw_slowdown" : "", power_bits + (power_bits ? 0 : hw_slow), n),
+                                    power_new ? "" : "/hw_slowdown", power_new ? power_bits : hw_slow, n),
                         power_txt, clock_txt}});
     } else if (at_limit) {
       found.push_back({"power_cap", 6, {fmt::format("power {:.1f} W at its limit {:.1f} W while clocks fall", ps.median, lim.median), clock_txt}});
+    } else if (power_bits) {
+      ruled.push_back(fmt::format("power_cap: {}; {}", already("power-cap", power_bits, bb.power), power_txt));
     } else {
       ruled.push_back(fmt::format("power_cap: no power-cap reason bit; {}; limit {}", power_txt,
                                   lim.n ? fmt::format("{:.0f} W", lim.median) : std::string("not reported (GB10 reports none)")));
@@ -119,7 +158,7 @@ Classification Classify(const ThermalSeries* thermal, const std::vector<RunEvent
     // PD-degraded: clocks far down, GPU busy, no reason bit.
     bool busy = !us.n || us.median >= kPdBusyUtilPct;
     bool far_down = cs.n && (cs.median < kPdClockMhz || (cb.n && cs.median < 0.5 * cb.median));
-    if (pd_events || (far_down && busy && !thermal_bits && !power_bits)) {
+    if (pd_events || (far_down && busy && !thermal_new && !power_new)) {
       std::vector<std::string> ev{clock_txt, us.n ? fmt::format("utilization {:.0f} %", us.median) : "utilization not reported",
                                   "no clock-event reason bit", power_txt};
       if (pd_events) ev.insert(ev.begin(), fmt::format("sampler flagged pd_degraded in {} of {} samples", pd_events, n));
@@ -157,7 +196,7 @@ Classification Classify(const ThermalSeries* thermal, const std::vector<RunEvent
       std::string cap = e.Str("cap");
       cont.push_back(fmt::format("{} {} process started (pid {}{}{})", verdict, what, e.Str("pid"),
                                  cap.empty() ? "" : ", cap " + cap,
-                                 e.record.contains("pool_gib") ? ", " + e.Str("pool_gib") + " GiB in the pool" : ""));
+                                 PoolText(e)));
     } else if (e.type == "contention") {
       cont.push_back("run recorded contention: " + (e.Str("detail").empty() ? JsonText(e.record, -1) : e.Str("detail")));
     }

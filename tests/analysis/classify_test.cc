@@ -51,6 +51,41 @@ TEST(Classify, PowerCapReasonBit) {
   EXPECT_TRUE(Has(c.ruled_out, "thermal: no thermal reason bit"));
 }
 
+// Seen on a real H200 (scripts/gpu-check.sh): a steady bf16 job holds the GPU at its 700 W limit,
+// so sw_power_cap is on in every sample; a second job then halves the step rate while power and
+// clocks stay put. The bit was there before the slowdown: it is not the cause, contention is.
+TEST(Classify, PowerCapBitOnAllAlongIsNotTheCause) {
+  auto t = Make([](ThermalRow& r, bool in) {
+    r.reasons = kReasonSwPowerCap;
+    r.throttle = "sw_power_cap";
+    r.power_w = 692;
+    r.power_limit_w = 700;
+    r.sm_clock_mhz = in ? 1590 : 1530;
+  });
+  RunEvent e;
+  e.t_ms = kT0 - 1000;
+  e.type = "process_start";
+  e.record = {{"pid", 537}, {"name", "python"}, {"kind", "trainer"}, {"verdict", "uncapped"}, {"pool_gib", 0.4856224060058594}};
+  auto c = Classify(&t, {e}, kT0, kT1);
+  EXPECT_EQ(c.cause, "contention");
+  EXPECT_TRUE(Has(c.evidence, "uncapped python process started (pid 537, 0.5 GiB in the pool)"))
+      << ::testing::PrintToString(c.evidence);
+  EXPECT_TRUE(Has(c.ruled_out, "power_cap: the power-cap reason was already on in 20 of 20 samples before the slowdown"))
+      << ::testing::PrintToString(c.ruled_out);
+  EXPECT_TRUE(Has(c.ruled_out, "SM clock 1530 → 1590 MHz"));
+  EXPECT_EQ(Classify(&t, {}, kT0, kT1).cause, "unknown");
+  // The same bit on all along, but the clocks fall in the span: the cap did bite harder.
+  auto fell = Make([](ThermalRow& r, bool in) {
+    r.reasons = kReasonSwPowerCap;
+    r.sm_clock_mhz = in ? 1200 : 1530;
+  });
+  EXPECT_EQ(Classify(&fell, {}, kT0, kT1).cause, "power_cap");
+  // Thermal: a bit on in a few samples before and in most of the span is new enough.
+  int k = 0;
+  auto more = Make([&k](ThermalRow& r, bool in) { r.reasons = (in || ++k % 10 == 0) ? kReasonSwThermal : 0; });
+  EXPECT_EQ(Classify(&more, {}, kT0, kT1).cause, "thermal");
+}
+
 TEST(Classify, PdDegradedClocksFarDownBusyNoBit) {
   auto t = Make([](ThermalRow& r, bool in) {
     if (in) {

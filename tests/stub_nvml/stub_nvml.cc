@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include <unistd.h>
+
 namespace {
 
 constexpr int kSuccess = 0, kUninitialized = 1, kInvalidArgument = 2, kNotSupported = 3,
@@ -22,6 +24,7 @@ struct Step {
   unsigned long long reasons = 0x1, energy_mj = 1000000;
   long long mem_total = -1, mem_used = 0;  // total < 0: memory queries NOT_SUPPORTED
   bool lost = false;
+  bool gate = false;      // stay on this step until $SPARKOPS_STUB_NVML_GATE exists
   bool discrete = false;  // identity: GB10 (CC 12.1) or a discrete card (CC 8.9)
   std::vector<Proc> procs = {{4242, 12ull << 30}};
 };
@@ -48,6 +51,7 @@ void ApplyKey(Step& s, const std::string& key, const std::string& val) {
   else if (key == "mem_total") s.mem_total = val == "none" ? -1 : std::strtoll(val.c_str(), nullptr, 0);
   else if (key == "mem_used") s.mem_used = std::strtoll(val.c_str(), nullptr, 0);
   else if (key == "lost") s.lost = val == "1";
+  else if (key == "gate") s.gate = val == "1";
   else if (key == "procs") {
     s.procs.clear();
     size_t pos = 0;
@@ -98,6 +102,7 @@ int Configure() {
       // "step key=value key=value ...": keys not given keep the previous step's value.
       if (l.rfind("step", 0) != 0) continue;
       size_t pos = 4;
+      cur.gate = false;  // a gate holds its own step only
       while (pos < l.size()) {
         while (pos < l.size() && l[pos] == ' ') ++pos;
         size_t end = l.find(' ', pos);
@@ -121,8 +126,12 @@ int Check(void* dev) {
   if (dev != &g) return kInvalidArgument;
   return Cur().lost ? kGpuIsLost : kSuccess;
 }
+bool GateOpen() {
+  const char* f = std::getenv("SPARKOPS_STUB_NVML_GATE");
+  return !f || ::access(f, F_OK) == 0;
+}
 void Advance() {
-  if (g.started && g.step + 1 < g.steps.size()) ++g.step;  // the last step repeats
+  if (g.started && g.step + 1 < g.steps.size() && (!Cur().gate || GateOpen())) ++g.step;  // the last step repeats
   g.started = true;
 }
 
