@@ -255,5 +255,35 @@ TEST(PythonDiscovery, RunsTheInterpreterWithMinusS) {
   EXPECT_EQ(testing::ReadFileOrDie(d.path() + "/args").substr(0, 6), "-S -c ");
 }
 
+// A venv's python3 run with -S reports the BASE prefix (site is what moves sys.prefix into the
+// venv): found on a real machine, where G1 read /usr's dist-packages and missed the venv's torch.
+// Discovery finds the venv from pyvenv.cfg beside the interpreter, as site does.
+TEST(PythonDiscovery, VenvInterpreterOnPathIsFoundThroughPyvenvCfg) {
+  testing::TempDir d;
+  d.Write("base/lib/python3.12/site-packages/.keep", "");
+  d.Write("venv/lib/python3.12/site-packages/torch-2.11.0.dist-info/METADATA", "Name: torch\nVersion: 2.11.0\n");
+  d.Write("venv/pyvenv.cfg", "home = /usr/bin\nimplementation = CPython\ninclude-system-site-packages = false\n");
+  std::string py = d.Write("venv/bin/python3", "#!/bin/sh\necho " + d.path() + "/base\necho " + d.path() +
+                                                   "/base\necho 3.12\n");
+  std::filesystem::permissions(py, std::filesystem::perms::owner_all);
+  std::ostringstream o, e;
+  Context ctx{GlobalOptions{}, HostFs("/"), {{"PATH", d.path() + "/venv/bin:/usr/bin:/bin"}}, o, e};
+  auto env = DiscoverPython(ctx, "", {});
+  ASSERT_TRUE(env) << env.error().message;
+  EXPECT_EQ(env->source, "python3 on PATH (" + py + ")");
+  EXPECT_EQ(env->site_dirs, std::vector<std::string>{d.path() + "/venv/lib/python3.12/site-packages"});
+  // include-system-site-packages = true: the base prefix's site-packages follow the venv's.
+  d.Write("venv/pyvenv.cfg", "home = /usr/bin\ninclude-system-site-packages = true\n");
+  env = DiscoverPython(ctx, "", {});
+  ASSERT_TRUE(env) << env.error().message;
+  EXPECT_EQ(env->site_dirs, (std::vector<std::string>{d.path() + "/venv/lib/python3.12/site-packages",
+                                                      d.path() + "/base/lib/python3.12/site-packages"}));
+  // Without a pyvenv.cfg it is the base interpreter: its own site-packages only.
+  std::filesystem::remove(d.path() + "/venv/pyvenv.cfg");
+  env = DiscoverPython(ctx, "", {});
+  ASSERT_TRUE(env) << env.error().message;
+  EXPECT_EQ(env->site_dirs, std::vector<std::string>{d.path() + "/base/lib/python3.12/site-packages"});
+}
+
 }  // namespace
 }  // namespace sparkops

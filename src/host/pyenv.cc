@@ -80,6 +80,20 @@ std::optional<std::string> FindOnPath(const std::string& path_var, const std::st
   return std::nullopt;
 }
 
+/// The venv an interpreter belongs to, as Python's site module finds it: a pyvenv.cfg beside
+/// the executable or one directory up; the venv's prefix is the executable's directory's parent
+/// (symlinks not resolved: a venv's python3 is a link to the base interpreter). Returns
+/// {prefix, pyvenv.cfg path}. Needed because `-S` skips site, which is what moves sys.prefix
+/// into the venv: the probe alone reports the base prefix (seen on uv and python -m venv venvs).
+std::optional<std::pair<std::string, std::string>> VenvOf(const std::string& exe) {
+  std::error_code ec;
+  std::filesystem::path dir = std::filesystem::absolute(exe, ec).parent_path();
+  if (ec) return std::nullopt;
+  for (const auto& cfg : {dir / "pyvenv.cfg", dir.parent_path() / "pyvenv.cfg"})
+    if (std::filesystem::is_regular_file(cfg, ec)) return std::pair{dir.parent_path().string(), cfg.string()};
+  return std::nullopt;
+}
+
 /// Runs the probe with -S under a 5 s timeout and derives the site dirs that exist.
 Result<std::vector<std::string>> ProbeInterpreter(const Context& ctx, const std::string& exe) {
   CommandOptions o;
@@ -91,8 +105,14 @@ Result<std::vector<std::string>> ProbeInterpreter(const Context& ctx, const std:
   auto probe = ParsePythonProbe(r->out);
   if (!probe) return IoError(exe + ": " + probe.error().message);
   bool include_system = false;
+  std::string cfg_path = probe->prefix + "/pyvenv.cfg";
+  if (probe->prefix == probe->base_prefix)
+    if (auto venv = VenvOf(exe)) {
+      probe->prefix = venv->first;
+      cfg_path = venv->second;
+    }
   if (probe->prefix != probe->base_prefix) {
-    auto cfg = ReadLocalFile(probe->prefix + "/pyvenv.cfg", 1u << 16);
+    auto cfg = ReadLocalFile(cfg_path, 1u << 16);
     if (cfg)
       for (auto line : SplitLines(*cfg)) {
         auto eq = line.find('=');
