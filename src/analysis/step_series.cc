@@ -1,6 +1,8 @@
 #include "analysis/step_series.h"
 
+#include <algorithm>
 #include <cstring>
+#include <set>
 
 #include "base/strings.h"
 #include "base/timefmt.h"
@@ -13,20 +15,36 @@ constexpr int64_t kMaxStep = 1'000'000'000'000'000;  // keeps step differences f
 
 bool StepSeries::has_times() const { return time_source != "none"; }
 
+void StepEvent::Set(const StepLine& l) {
+  format = l.format;
+  kind = l.kind;
+  smoothed = l.step_time_smoothed;
+  other_loop = l.other_loop;
+  has_ = 0;
+  auto put = [&](auto& dst, const auto& src, uint8_t bit) {
+    if (src) dst = *src, has_ |= bit;
+  };
+  put(step_, l.step, kHasStep);
+  put(total_, l.total, kHasTotal);
+  put(step_time_s_, l.step_time_s, kHasStepTime);
+  put(throughput_, l.throughput, kHasThroughput);
+  put(loss_, l.loss, kHasLoss);
+}
+
 bool ParseStepEvent(std::string_view text, int64_t arrival_ms, const LocalZone& zone, StepEvent* out,
                     bool* other_rank) {
   if (OtherRankPrefix(text)) {  // most lines of a multi-rank log: skipped before any parsing
     *other_rank = true;
     return false;
   }
-  StepEvent& e = *out;
-  e.line = ParseStepLine(text);
-  const StepLine& l = e.line;
+  const StepLine l = ParseStepLine(text);
   if (l.rank && *l.rank != 0) {
     *other_rank = true;
     return false;
   }
   if (l.kind == StepLine::Kind::kNone) return false;
+  StepEvent& e = *out;
+  e.Set(l);
   e.t_ms = kNoTime;
   e.own_time = false;
   if (!l.timestamp.empty()) {
@@ -39,7 +57,6 @@ bool ParseStepEvent(std::string_view text, int64_t arrival_ms, const LocalZone& 
     e.own_time = true;
   }
   if (e.t_ms == kNoTime) e.t_ms = arrival_ms;
-  e.line.timestamp = {};
   return true;
 }
 
@@ -50,10 +67,9 @@ void StepSeriesBuilder::Add(std::string_view text, int64_t arrival_ms) {
   else if (other_rank) ++s_.ignored_rank_lines;
 }
 
-void StepSeriesBuilder::Apply(const StepEvent& e) {
-  const StepLine& l = e.line;
-  const int64_t t = e.t_ms;
-  if (*l.format) ++formats_[l.format];
+void StepSeriesBuilder::Apply(const StepEvent& l) {
+  const int64_t t = l.t_ms;
+  if (*l.format && std::find(formats_.begin(), formats_.end(), l.format) == formats_.end()) formats_.push_back(l.format);
   int64_t last_step = s_.points.empty() ? -1 : s_.points.back().step;
   auto mark = [&](uint8_t kind) {
     pending_flags_ |= kind;
@@ -64,22 +80,22 @@ void StepSeriesBuilder::Apply(const StepEvent& e) {
     case StepLine::Kind::kEval: mark(kAfterEval); return;
     case StepLine::Kind::kSave: mark(kAfterSave); return;
     case StepLine::Kind::kLoss:
-      if (!s_.points.empty() && std::isnan(s_.points.back().loss) && l.loss) s_.points.back().loss = static_cast<float>(*l.loss);
+      if (!s_.points.empty() && std::isnan(s_.points.back().loss) && l.loss()) s_.points.back().loss = static_cast<float>(*l.loss());
       return;
     case StepLine::Kind::kBar:
     case StepLine::Kind::kStep:
       if (l.other_loop) return;  // model loading, dataset mapping: not the training loop
-      if (l.format == std::string_view("tqdm") && l.total) {
+      if (l.format == std::string_view("tqdm") && l.total()) {
         // The first bar with a total is the training loop; a bar with another total is an
         // evaluation (or data-loading) loop drawn between training updates.
-        if (!bar_total_) bar_total_ = l.total;
-        else if (*l.total != *bar_total_) {
+        if (!bar_total_) bar_total_ = l.total();
+        else if (*l.total() != *bar_total_) {
           mark(kAfterEval);
           return;
         }
       }
-      if (l.kind == StepLine::Kind::kBar && l.step && *l.step == 0) return;
-      if (e.own_time) ++n_own_time_;
+      if (l.kind == StepLine::Kind::kBar && l.step() && *l.step() == 0) return;
+      if (l.own_time) ++n_own_time_;
       else if (t != kNoTime) ++n_arrival_;
       AddPoint(l, t);
       return;
@@ -87,39 +103,39 @@ void StepSeriesBuilder::Apply(const StepEvent& e) {
   }
 }
 
-void StepSeriesBuilder::AddPoint(const StepLine& l, int64_t t) {
-  if (!l.step || *l.step < 0 || *l.step > kMaxStep) return;  // not a plausible step counter
-  if (l.total && !s_.total_steps) s_.total_steps = l.total;
+void StepSeriesBuilder::AddPoint(const StepEvent& l, int64_t t) {
+  if (!l.step() || *l.step() < 0 || *l.step() > kMaxStep) return;  // not a plausible step counter
+  if (l.total() && !s_.total_steps) s_.total_steps = l.total();
   float direct = NAN;
   bool inverse = false;
-  if (l.step_time_s && *l.step_time_s > 0) direct = static_cast<float>(*l.step_time_s);
-  else if (l.throughput && *l.throughput > 0) {
-    direct = static_cast<float>(1.0 / *l.throughput);
+  if (l.step_time_s() && *l.step_time_s() > 0) direct = static_cast<float>(*l.step_time_s());
+  else if (l.throughput() && *l.throughput() > 0) {
+    direct = static_cast<float>(1.0 / *l.throughput());
     inverse = true;
   }
-  if (!s_.points.empty() && *l.step <= s_.points.back().step) {
+  if (!s_.points.empty() && *l.step() <= s_.points.back().step) {
     StepPoint& p = s_.points.back();
-    if (*l.step == p.step) {  // the same step printed by another line: fill what is missing
-      if (std::isnan(p.loss) && l.loss) p.loss = static_cast<float>(*l.loss);
+    if (*l.step() == p.step) {  // the same step printed by another line: fill what is missing
+      if (std::isnan(p.loss) && l.loss()) p.loss = static_cast<float>(*l.loss());
       if (std::isnan(p.direct) && !std::isnan(direct)) {
         p.direct = direct;
         if (inverse) ++n_throughput_;
-        else if (l.step_time_smoothed) ++n_smoothed_;
+        else if (l.smoothed) ++n_smoothed_;
         else ++n_exact_;
       }
     }
     return;  // a step counter going backwards (restart, another loop): keep the first series
   }
   StepPoint p;
-  p.step = *l.step;
+  p.step = *l.step();
   p.t_ms = t;
   p.direct = direct;
   if (!std::isnan(direct)) {
     if (inverse) ++n_throughput_;
-    else if (l.step_time_smoothed) ++n_smoothed_;
+    else if (l.smoothed) ++n_smoothed_;
     else ++n_exact_;
   }
-  if (l.loss) p.loss = static_cast<float>(*l.loss);
+  if (l.loss()) p.loss = static_cast<float>(*l.loss());
   if (!s_.points.empty()) {
     const StepPoint& prev = s_.points.back();
     if (t != kNoTime && prev.t_ms != kNoTime && t >= prev.t_ms) {
@@ -154,8 +170,9 @@ StepSeries StepSeriesBuilder::Finish() {
   s_.time_source = n_own_time_ * 2 >= n && n_own_time_ > 0 ? "log timestamps"
                    : n_arrival_ > 0                         ? "arrival times (train.log)"
                                                             : "none";
-  std::vector<std::string> f;
-  for (auto& [name, count] : formats_) f.push_back(name);
+  std::set<std::string> names;  // sorted and unique: the same name may come from two literals
+  for (const char* name : formats_) names.insert(name);
+  std::vector<std::string> f(names.begin(), names.end());
   s_.formats = Join(f, "+");
   return std::move(s_);
 }
