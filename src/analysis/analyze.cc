@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include <future>
+
 #include "host/bootid.h"
 
 namespace sparkops {
@@ -67,11 +69,16 @@ Result<AnalysisResult> Analyze(const AnalyzeInputs& in, const LocalZone& zone, c
   AnalysisResult r;
   r.in = in;
   r.zone = zone.name().empty() ? "local" : zone.name();
+  // The thermal CSV is read on its own thread while the log is parsed (with its own copy of
+  // the zone, whose offset cache is not shared between threads): it is the serial part after.
+  std::future<Result<ThermalSeries>> thermal;
+  if (!in.thermal.empty())
+    thermal = std::async(std::launch::async, [path = in.thermal, z = zone] { return ReadThermalCsv(path, z); });
   auto series = ReadStepLog(in.log, zone);
   if (!series) return std::unexpected(series.error());
   r.series = std::move(*series);
-  if (!in.thermal.empty()) {
-    auto t = ReadThermalCsv(in.thermal, zone);
+  if (thermal.valid()) {
+    auto t = thermal.get();
     if (!t) return std::unexpected(t.error());
     r.thermal = std::move(*t);
   }

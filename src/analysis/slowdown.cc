@@ -21,6 +21,26 @@ double MedianInPlace(std::vector<double>& v) {
 double Median(std::vector<double> v) { return MedianInPlace(v); }
 }  // namespace
 
+std::vector<double> RollingMedian(const std::vector<double>& v, size_t w) {
+  const size_t n = v.size();
+  w = std::max<size_t>(w, 1);
+  std::vector<double> out(n);
+  // The window [a, b) only stays or moves right by one, so a sorted copy of it is kept: one
+  // removal and one insertion per point instead of a selection over the whole window.
+  std::vector<double> sorted;
+  size_t ca = 0, cb = 0;  // the window `sorted` holds
+  for (size_t k = 0; k < n; ++k) {
+    size_t a = k >= w / 2 ? k - w / 2 : 0;
+    size_t b = std::min(n, a + w);
+    if (b - a < w && b == n) a = n >= w ? n - w : 0;
+    for (; cb < b; ++cb) sorted.insert(std::upper_bound(sorted.begin(), sorted.end(), v[cb]), v[cb]);
+    for (; ca < a; ++ca) sorted.erase(std::lower_bound(sorted.begin(), sorted.end(), v[ca]));
+    size_t m = sorted.size() / 2;
+    out[k] = sorted.size() % 2 ? sorted[m] : (sorted[m - 1] + sorted[m]) / 2;
+  }
+  return out;
+}
+
 Detection DetectSlowdowns(const std::vector<float>& cost, const std::vector<uint8_t>& flags, const DetectOptions& opt) {
   Detection d;
   // Usable points: a known cost and no evaluation/save inside the interval.
@@ -44,16 +64,10 @@ Detection DetectSlowdowns(const std::vector<float>& cost, const std::vector<uint
   const double up = opt.ratio * d.baseline, down = opt.recover_ratio * d.baseline;
   const size_t w = std::max<size_t>(opt.window, 1);
   // Rolling median over usable points, centred.
-  std::vector<double> smooth(n);
+  std::vector<double> usable(n);
+  for (size_t k = 0; k < n; ++k) usable[k] = cost[idx[k]];
+  const std::vector<double> smooth = RollingMedian(usable, w);
   std::vector<double> win;
-  for (size_t k = 0; k < n; ++k) {
-    size_t a = k >= w / 2 ? k - w / 2 : 0;
-    size_t b = std::min(n, a + w);
-    if (b - a < w && b == n) a = n >= w ? n - w : 0;
-    win.assign(b - a, 0);
-    for (size_t j = a; j < b; ++j) win[j - a] = cost[idx[j]];
-    smooth[k] = MedianInPlace(win);
-  }
   // Window median of raw points starting at k (for placing change points).
   auto ahead = [&](size_t k) {
     win.clear();

@@ -1,8 +1,10 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <random>
 
 #include "analysis/slowdown.h"
 #include "analysis/step_series.h"
@@ -164,6 +166,27 @@ TEST(StepSeries, ParsedOnManyThreadsGivesTheSameSeriesAsOne) {
   EXPECT_EQ(many->ignored_rank_lines, 3000u);
   EXPECT_EQ(many->lines, one.lines);
   EXPECT_EQ(many->bytes, one.bytes);
+}
+
+// The sorted-window rolling median against a brute-force median of each window, on random
+// series with repeated values (ties), for odd, even and too-large widths.
+TEST(RollingMedian, MatchesTheMedianOfEachWindow) {
+  std::mt19937 rng(7);
+  for (size_t n : {0u, 1u, 2u, 5u, 17u, 300u})
+    for (size_t w : {1u, 2u, 3u, 5u, 6u, 9u, 40u}) {
+      std::vector<double> v(n);
+      for (double& x : v) x = static_cast<double>(rng() % 7) * 0.5;
+      auto got = RollingMedian(v, w);
+      ASSERT_EQ(got.size(), n);
+      for (size_t k = 0; k < n; ++k) {
+        size_t a = k >= w / 2 ? k - w / 2 : 0, b = std::min(n, a + w);
+        if (b - a < w && b == n) a = n >= w ? n - w : 0;
+        std::vector<double> win(v.begin() + static_cast<long>(a), v.begin() + static_cast<long>(b));
+        std::sort(win.begin(), win.end());
+        double want = win.size() % 2 ? win[win.size() / 2] : (win[win.size() / 2 - 1] + win[win.size() / 2]) / 2;
+        EXPECT_EQ(got[k], want) << "n " << n << " w " << w << " k " << k;
+      }
+    }
 }
 
 }  // namespace
