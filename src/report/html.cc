@@ -168,7 +168,7 @@ std::string RenderHtmlReport(const AnalysisResult& r) {
   const F fields[] = {{"GPU temperature", "°C", "#d9480f", &ThermalRow::temp_c},
                       {"GPU power", "W", "#b8860b", &ThermalRow::power_w},
                       {"SM clock", "MHz", "#2f9e44", &ThermalRow::sm_clock_mhz},
-                      {"MemAvailable (unified pool)", "GiB", "#1971c2", &ThermalRow::mem_available_gib}};
+                      {"MemAvailable (system memory: the GPU's pool too on GB10)", "GiB", "#1971c2", &ThermalRow::mem_available_gib}};
   for (const F& f : fields) {
     Panel p{f.title, f.unit, f.color, {}, ""};
     if (!r.thermal) p.note = "no thermal CSV";
