@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Opt-in check on a machine with a real NVIDIA GPU (never part of the test suite): sparkops reads
 # the real NVML, and each reading is put beside nvidia-smi's. Then a real GPU job (bf16 matrix
-# products through PyTorch, HF-style loss lines) runs under `sparkops run`; halfway a second GPU job
-# starts on the same GPU (contention), and `analyze` says what it finds.
+# products through PyTorch, printing like the HF Trainer) runs under `sparkops run`; from 40 % to
+# 80 % of it a second GPU job runs on the same GPU (contention), and `analyze` says what it finds.
+# Environment: GPU_CHECK_JOB_S (the job's seconds, default 100).
 #   scripts/gpu-check.sh [SPARKOPS (default build/sparkops)] [OUT_DIR (default gpu-check)]
 # Needs: nvidia-smi; python3 with torch for the job part (skipped without it). Changes nothing on
 # the GPU (no clocks, limits or modes); the jobs take < 1 GiB of GPU memory each for ~100 s.
