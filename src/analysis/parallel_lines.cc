@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <sched.h>
+#include <string.h>  // memrchr
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -54,6 +55,7 @@ class ChunkReader {
     if (lo > 0) {
       std::memmove(buf_.data(), buf_.data() + lo, hi - lo);
       hi -= lo;
+      last_cr_ -= static_cast<ssize_t>(lo);  // below 0: the '\r' was dropped
       lo = 0;
     }
     size_t want = static_cast<size_t>(std::min<uint64_t>(std::min(chunk_, buf_.size() - hi), size_ - off_));
@@ -61,11 +63,15 @@ class ChunkReader {
     errno = 0;
     size_t got = ReadAt(fd_, buf_.data() + hi, want, off_);
     if (got != want) return -(errno ? errno : EIO);
+    if (const void* cr = ::memrchr(buf_.data() + hi, '\r', got))
+      last_cr_ = static_cast<const char*>(cr) - buf_.data();
     hi += got;
     off_ += got;
     return static_cast<ssize_t>(got);
   }
   uint64_t Offset(size_t i) const { return off_ - (hi - i); }  ///< file offset of buf[i]
+  /// False when no '\r' is buffered at or after buf[i].
+  bool MayHaveCr(size_t i) const { return last_cr_ >= static_cast<ssize_t>(i); }
   const char* data() const { return buf_.data(); }
   size_t lo = 0, hi = 0;
 
@@ -75,6 +81,7 @@ class ChunkReader {
   int fd_;
   uint64_t size_, off_;
   std::vector<char>& buf_;
+  ssize_t last_cr_ = -1;  ///< index of the last '\r' in the buffer, < 0 when there is none
 };
 
 /// Scans segment `k`: the lines that start in [k*S, (k+1)*S) of a file of `size` bytes, pread in
@@ -127,16 +134,16 @@ int ScanSegment(int fd, uint64_t size, size_t k, size_t seg_bytes, std::vector<c
     if (nl) {
       size_t stop = static_cast<size_t>(static_cast<const char*>(nl) - r.data());
       if (stop - r.lo > kMaxLineBytes) ++st.truncated_lines;
-      seg.Line(std::string_view(r.data() + r.lo, std::min(stop - r.lo, kMaxLineBytes)));
+      seg.Line(std::string_view(r.data() + r.lo, std::min(stop - r.lo, kMaxLineBytes)), r.MayHaveCr(r.lo));
       r.lo = stop + 1;
     } else if (r.hi - r.lo > kMaxLineBytes) {  // over-long: hand over its head, skip the rest
       ++st.truncated_lines;
-      seg.Line(std::string_view(r.data() + r.lo, kMaxLineBytes));
+      seg.Line(std::string_view(r.data() + r.lo, kMaxLineBytes), r.MayHaveCr(r.lo));
       r.lo += kMaxLineBytes;
       ssize_t n = skip_line(UINT64_MAX);
       if (n <= 0) return static_cast<int>(-n);
     } else {  // end of file
-      seg.Line(std::string_view(r.data() + r.lo, r.hi - r.lo));
+      seg.Line(std::string_view(r.data() + r.lo, r.hi - r.lo), r.MayHaveCr(r.lo));
       return 0;
     }
   }
@@ -148,7 +155,7 @@ Result<LineReadStats> Sequential(const std::string& path, const std::function<st
   auto seg = make();
   size_t n = 0;
   auto st = ForEachLine(path, [&](std::string_view line, uint64_t) {
-    seg->Line(line);
+    seg->Line(line, true);
     if (++n == kBatchLines) {
       merge(*seg);
       seg->Clear();

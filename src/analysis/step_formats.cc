@@ -107,9 +107,7 @@ void ParseTorchtuneStep(std::string_view s, StepLine& r) {
   return;
 }
 
-void ParseTqdm(std::string_view s, StepLine& r) {
-  bool per_it = false;
-  size_t unit = FindRateUnit(s, &per_it);
+void ParseTqdm(std::string_view s, size_t unit, bool per_it, StepLine& r) {
   if (unit == std::string_view::npos) return ParseMarker(s, r);
   size_t open = s.rfind('[', unit);
   size_t bar = open == std::string_view::npos ? open : s.rfind('|', open);

@@ -20,9 +20,12 @@ std::optional<double> ParseNumberPrefix(std::string_view s, size_t* used) {
     }
     return std::nullopt;
   };
-  if (auto v = word("nan", NAN)) return v;
-  if (auto v = word("-inf", -INFINITY)) return v;
-  if (auto v = word("inf", INFINITY)) return v;
+  // The words start with 'n', 'i' or "-i": numbers (the common case) skip the three compares.
+  if (!rest.empty() && (rest[0] == 'n' || rest[0] == 'i' || (rest[0] == '-' && rest.size() > 1 && rest[1] == 'i'))) {
+    if (auto v = word("nan", NAN)) return v;
+    if (auto v = word("-inf", -INFINITY)) return v;
+    if (auto v = word("inf", INFINITY)) return v;
+  }
   double v = 0;
   const char* b = rest.data();
   const char* e = rest.data() + rest.size();
@@ -237,8 +240,8 @@ StepLine ParseStepLine(std::string_view line) {
   // One scan per marker family: progress rates and "N/M" need a '/', every "step" form shares it.
   constexpr auto npos = std::string_view::npos;
   bool per_it = false;
-  if (FindRateUnit(s, &per_it) != npos) {
-    ParseTqdm(s, r);
+  if (size_t unit = FindRateUnit(s, &per_it); unit != npos) {
+    ParseTqdm(s, unit, per_it, r);
     return r;
   }
   if (size_t st = FindStep(s); st != npos) {

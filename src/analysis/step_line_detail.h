@@ -28,7 +28,8 @@ void ParseHfDict(std::string_view s, StepLine& r);            ///< {'loss': 2.1,
 void ParseJsonMetrics(std::string_view s, StepLine& r);       ///< {"step": 3, "loss": ...}
 void ParseNanoGpt(std::string_view s, StepLine& r);           ///< iter N: loss X, time Yms
 void ParseTorchtuneStep(std::string_view s, StepLine& r);     ///< Step N | loss:X ...
-void ParseTqdm(std::string_view s, StepLine& r);              ///< tqdm bars (HF, Lightning, torchtune)
+/// tqdm bars (HF, Lightning, torchtune); `unit`/`per_it`: FindRateUnit(s) (npos when none).
+void ParseTqdm(std::string_view s, size_t unit, bool per_it, StepLine& r);
 void ParseTorchtitan(std::string_view s, StepLine& r);        ///< step: N loss: X ... tps: N
 void ParseMegatron(std::string_view s, StepLine& r);          ///< iteration N/ M | elapsed ...
 void ParseDeepSpeed(std::string_view s, StepLine& r);         ///< global_step=N, ...SamplesPerSec

@@ -4,6 +4,8 @@
 #include <cstring>
 #include <set>
 
+#include <sys/stat.h>
+
 #include "base/strings.h"
 #include "base/timefmt.h"
 
@@ -11,6 +13,10 @@ namespace sparkops {
 
 namespace {
 constexpr int64_t kMaxStep = 1'000'000'000'000'000;  // keeps step differences far from overflow
+/// Whether `p` has a time delta to the point before it (both timed, time not going backwards).
+bool HasDelta(const StepPoint& prev, const StepPoint& p) {
+  return p.t_ms != kNoTime && prev.t_ms != kNoTime && p.t_ms >= prev.t_ms;
+}
 }
 
 bool StepSeries::has_times() const { return time_source != "none"; }
@@ -136,13 +142,7 @@ void StepSeriesBuilder::AddPoint(const StepEvent& l, int64_t t) {
     else ++n_exact_;
   }
   if (l.loss()) p.loss = static_cast<float>(*l.loss());
-  if (!s_.points.empty()) {
-    const StepPoint& prev = s_.points.back();
-    if (t != kNoTime && prev.t_ms != kNoTime && t >= prev.t_ms) {
-      p.delta = static_cast<float>((t - prev.t_ms) / 1000.0 / static_cast<double>(p.step - prev.step));
-      ++n_delta_;
-    }
-  }
+  if (!s_.points.empty() && HasDelta(s_.points.back(), p)) ++n_delta_;
   p.flags = pending_flags_;
   pending_flags_ = 0;
   s_.points.push_back(p);
@@ -166,7 +166,12 @@ StepSeries StepSeriesBuilder::Finish() {
   } else {
     s_.cost_unit = "none";
   }
-  for (StepPoint& p : s_.points) p.cost = use_delta ? p.delta : p.direct;
+  for (size_t i = 0; i < n; ++i) {
+    StepPoint& p = s_.points[i];
+    if (!use_delta) p.cost = p.direct;
+    else if (i > 0 && HasDelta(s_.points[i - 1], p))
+      p.cost = static_cast<float>((p.t_ms - s_.points[i - 1].t_ms) / 1000.0 / static_cast<double>(p.step - s_.points[i - 1].step));
+  }
   s_.time_source = n_own_time_ * 2 >= n && n_own_time_ > 0 ? "log timestamps"
                    : n_arrival_ > 0                         ? "arrival times (train.log)"
                                                             : "none";
@@ -213,19 +218,25 @@ namespace {
 class StepEventSegment : public LineSegment {
  public:
   explicit StepEventSegment(const LocalZone& zone) : zone_(zone) { events.reserve(4096); }
-  void Line(std::string_view line) override {
-    ForEachRecord(line, [&](std::string_view text, int64_t arrival) {
-      bool other_rank = false;
-      if (ParseStepEvent(text, arrival, zone_, &scratch_, &other_rank)) events.push_back(scratch_);
-      else if (other_rank) ++other_rank_lines;
-    });
+  void Line(std::string_view line, bool may_have_cr) override {
+    ForEachRecord(
+        line,
+        [&](std::string_view text, int64_t arrival) {
+          bool other_rank = false;
+          if (ParseStepEvent(text, arrival, zone_, &scratch_, &other_rank)) events.push_back(scratch_);
+          else if (other_rank) ++other_rank_lines;
+        },
+        may_have_cr);
+    bytes += line.size() + 1;
   }
   void Clear() override {
     events.clear();
     other_rank_lines = 0;
+    bytes = 0;
   }
   std::vector<StepEvent> events;
   uint64_t other_rank_lines = 0;
+  uint64_t bytes = 0;  ///< of the lines seen (about: cut lines count their head)
 
  private:
   LocalZone zone_;
@@ -235,12 +246,20 @@ class StepEventSegment : public LineSegment {
 
 Result<StepSeries> ReadStepLog(const std::string& path, const LocalZone& zone, ParallelLineOptions opt) {
   StepSeriesBuilder b(zone);
+  struct stat sb {};
+  const uint64_t size = ::stat(path.c_str(), &sb) == 0 && S_ISREG(sb.st_mode) ? static_cast<uint64_t>(sb.st_size) : 0;
+  bool first = true;
   auto st = ForEachLineParallel(
       path, [&] { return std::make_unique<StepEventSegment>(zone); },
       [&](LineSegment& seg) {
         auto& s = static_cast<StepEventSegment&>(seg);
         for (const StepEvent& e : s.events) b.Apply(e);
         b.CountOtherRankLines(s.other_rank_lines);
+        // Room for the points the whole file will give at the first segment's density: growing
+        // a vector of millions by doubling copies it and touches twice the pages (serially).
+        if (first && size > s.bytes && s.bytes > 0) b.ReservePoints(static_cast<size_t>(
+            std::min<double>(static_cast<double>(size) / 8, 1.1 * static_cast<double>(b.Points()) * static_cast<double>(size) / static_cast<double>(s.bytes))));
+        first = false;
       },
       opt);
   if (!st) return std::unexpected(st.error());

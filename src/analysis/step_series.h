@@ -20,12 +20,13 @@ namespace sparkops {
 
 inline constexpr int64_t kNoTime = std::numeric_limits<int64_t>::min();
 
+/// 32 bytes: a multi-hour log has millions of them.
 struct StepPoint {
   int64_t step = 0;
   int64_t t_ms = kNoTime;   ///< UTC ms: the log's own timestamp, else the arrival time; kNoTime if none
   float direct = NAN;       ///< cost the log printed: s/step, or 1/throughput when only that is printed
-  float delta = NAN;        ///< s/step from time deltas to the previous point
-  float cost = NAN;         ///< the cost the detector uses (one of the two, chosen for the whole series)
+  float cost = NAN;         ///< the cost the detector uses: `direct`, or s/step from the time since
+                            ///< the previous point (chosen for the whole series in Finish)
   float loss = NAN;
   uint8_t flags = 0;        ///< kAfterEval / kAfterSave: an evaluation or save ran before this point
 };
@@ -85,9 +86,10 @@ bool ParseStepEvent(std::string_view text, int64_t arrival_ms, const LocalZone& 
                     bool* other_rank);
 
 /// Calls `fn(text, arrival_ms)` for every record of one log line: a `run` train.log record has
-/// its arrival time split off; carriage-return redraws are separate records.
+/// its arrival time split off; carriage-return redraws are separate records (`may_have_cr`
+/// false: the caller knows the line has no '\r', so it is not searched for one).
 template <class Fn>
-void ForEachRecord(std::string_view line, Fn&& fn);
+void ForEachRecord(std::string_view line, Fn&& fn, bool may_have_cr = true);
 
 class StepSeriesBuilder {
  public:
@@ -97,6 +99,9 @@ class StepSeriesBuilder {
   /// A record parsed by ParseStepEvent, in log order.
   void Apply(const StepEvent& e);
   void CountOtherRankLines(uint64_t n) { s_.ignored_rank_lines += n; }
+  size_t Points() const { return s_.points.size(); }
+  /// Capacity for `n` points in all (a hint; only the pages used are touched).
+  void ReservePoints(size_t n) { s_.points.reserve(n); }
   StepSeries Finish();
 
  private:
@@ -120,10 +125,14 @@ Result<StepSeries> ReadStepLog(const std::string& path, const LocalZone& zone, P
 StepSeries ParseStepLog(std::string_view text, const LocalZone& zone);
 
 template <class Fn>
-void ForEachRecord(std::string_view line, Fn&& fn) {
+void ForEachRecord(std::string_view line, Fn&& fn, bool may_have_cr) {
   int64_t arrival = kNoTime;
   std::string_view text = line;
   if (!SplitRunLogRecord(line, &arrival, &text)) text = line;
+  if (!may_have_cr) {
+    if (!text.empty()) fn(text, arrival);
+    return;
+  }
   size_t start = 0;
   while (start <= text.size()) {
     size_t cr = text.find('\r', start);

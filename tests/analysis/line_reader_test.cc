@@ -67,9 +67,18 @@ TEST(LineReader, MissingFileIsAnInputErrorNamingIt) {
 }
 
 struct CollectSegment : LineSegment {
-  void Line(std::string_view l) override { lines.emplace_back(l); }
-  void Clear() override { lines.clear(); }
+  void Line(std::string_view l, bool may_have_cr) override {
+    lines.emplace_back(l);
+    if (may_have_cr) return;
+    ++said_no_cr;
+    EXPECT_EQ(l.find('\r'), std::string_view::npos) << "the hint promised no '\\r' in: " << l;
+  }
+  void Clear() override {
+    lines.clear();
+    said_no_cr = 0;
+  }
   std::vector<std::string> lines;
+  size_t said_no_cr = 0;
 };
 
 std::vector<std::string> CollectParallel(const std::string& path, ParallelLineOptions opt, LineReadStats* st,
@@ -113,6 +122,28 @@ TEST(ParallelLines, SameLinesInTheSameOrderAsTheSequentialReader) {
       EXPECT_EQ(segments, (content.size() + seg - 1) / seg) << "one merge per segment";
     }
   }
+}
+
+TEST(ParallelLines, NoCarriageReturnHintIsTrueAndUsedWhereTheBytesHaveNone) {
+  // '\r's in the first and last few lines only: lines far from them get the hint (most of the
+  // file), and no line that has a '\r' ever does (checked in CollectSegment).
+  TempDir d;
+  std::string content = "a\rb\n";
+  for (int i = 0; i < 200000; ++i) content += "plain line " + std::to_string(i) + "\n";
+  content += "x\ry\n  1%|  | 1/100 [00:00<00:50,  2.00it/s]\r  2%|  | 2/100\n";
+  std::string path = d.Write("log", content);
+  size_t hinted = 0, lines = 0;
+  auto r = ForEachLineParallel(
+      path, [] { return std::make_unique<CollectSegment>(); },
+      [&](LineSegment& s) {
+        auto& c = static_cast<CollectSegment&>(s);
+        hinted += c.said_no_cr;
+        lines += c.lines.size();
+      },
+      {2, 1u << 20});
+  ASSERT_TRUE(r);
+  EXPECT_EQ(lines, 200003u);
+  EXPECT_GT(hinted, 150000u);
 }
 
 TEST(ParallelLines, OverLongLineInsideOneSegment) {

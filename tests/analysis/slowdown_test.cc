@@ -88,7 +88,9 @@ TEST(StepSeries, TrainLogArrivalTimesCarriageReturnsAndEvalBars) {
   EXPECT_EQ(s.points[2].t_ms - s.points[1].t_ms, 5000);
   EXPECT_EQ(s.time_source, "arrival times (train.log)");
   EXPECT_EQ(s.total_steps, 100);
-  EXPECT_FLOAT_EQ(s.points[2].delta, 5.0f);
+  EXPECT_EQ(s.cost_unit, "s/step (from timestamps)");  // tqdm's rate smears the 5 s gap; the delta does not
+  EXPECT_FLOAT_EQ(s.points[2].cost, 5.0f);
+  EXPECT_TRUE(std::isnan(s.points[0].cost));  // nothing before the first point
 }
 
 TEST(StepSeries, ALoadingBarBeforeTrainingDoesNotHideTheSteps) {
