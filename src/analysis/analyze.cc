@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <future>
 
 #include "host/bootid.h"
@@ -97,13 +98,7 @@ Result<AnalysisResult> Analyze(const AnalyzeInputs& in, const LocalZone& zone, c
     r.meta = std::move(*m);
   }
   const auto& pts = r.series.points;
-  std::vector<float> cost(pts.size());
-  std::vector<uint8_t> flags(pts.size());
-  for (size_t i = 0; i < pts.size(); ++i) {
-    cost[i] = pts[i].cost;
-    flags[i] = pts[i].flags;
-  }
-  r.detection = DetectSlowdowns(cost, flags);
+  r.detection = DetectSlowdowns(pts);
   for (const Slowdown& s : r.detection.slowdowns) {
     SlowdownEvent e;
     e.s = s;
@@ -122,12 +117,10 @@ Result<AnalysisResult> Analyze(const AnalyzeInputs& in, const LocalZone& zone, c
   }
   // Telemetry that never overlaps the log is almost always a zone mistake (zone-less nvidia-smi).
   if (r.thermal && !r.thermal->rows.empty() && !pts.empty() && r.series.has_times()) {
-    int64_t a = kNoTime, b = kNoTime;
-    for (const StepPoint& p : pts)
-      if (p.t_ms != kNoTime) {
-        if (a == kNoTime) a = p.t_ms;
-        b = p.t_ms;
-      }
+    auto timed = [](const StepPoint& p) { return p.t_ms != kNoTime; };
+    auto first = std::find_if(pts.begin(), pts.end(), timed);
+    auto last = std::find_if(pts.rbegin(), pts.rend(), timed);
+    int64_t a = first == pts.end() ? kNoTime : first->t_ms, b = last == pts.rend() ? kNoTime : last->t_ms;
     int64_t ta = r.thermal->rows.front().t_ms, tb = r.thermal->rows.back().t_ms;
     if (a != kNoTime && (tb < a || ta > b))
       r.warnings.push_back(fmt::format(

@@ -19,6 +19,7 @@ struct Stats {
 
 Stats Of(const std::vector<const ThermalRow*>& rows, Field f) {
   std::vector<double> v;
+  v.reserve(rows.size());
   for (auto* r : rows)
     if (r->*f) v.push_back(*(r->*f));
   Stats s;

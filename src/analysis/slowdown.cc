@@ -18,7 +18,6 @@ double MedianInPlace(std::vector<double>& v) {
   double lo = *std::max_element(v.begin(), v.begin() + static_cast<long>(m));
   return (lo + hi) / 2;
 }
-double Median(std::vector<double> v) { return MedianInPlace(v); }
 }  // namespace
 
 std::vector<double> RollingMedian(const std::vector<double>& v, size_t w) {
@@ -50,13 +49,24 @@ std::vector<double> RollingMedian(const std::vector<double>& v, size_t w) {
   return out;
 }
 
-Detection DetectSlowdowns(const std::vector<float>& cost, const std::vector<uint8_t>& flags, const DetectOptions& opt) {
+namespace {
+/// The detector over `size` points: `cost(i)` seconds per step (NaN when unknown), `flag(i)` the
+/// kAfterEval/kAfterSave bits. Works on a copy of the usable costs only.
+template <class Cost, class Flag>
+Detection Detect(size_t size, Cost cost, Flag flag, const DetectOptions& opt) {
   Detection d;
   // Usable points: a known cost and no evaluation/save inside the interval.
   std::vector<size_t> idx;
-  idx.reserve(cost.size());
-  for (size_t i = 0; i < cost.size(); ++i)
-    if (std::isfinite(cost[i]) && cost[i] > 0 && (i >= flags.size() || flags[i] == 0)) idx.push_back(i);
+  std::vector<double> usable;
+  idx.reserve(size);
+  usable.reserve(size);
+  for (size_t i = 0; i < size; ++i) {
+    const float c = cost(i);
+    if (std::isfinite(c) && c > 0 && flag(i) == 0) {
+      idx.push_back(i);
+      usable.push_back(c);
+    }
+  }
   size_t n = idx.size();
   d.warmup = std::clamp<size_t>(n / 10, 3, 500);
   size_t base_len = std::clamp<size_t>(n / 5, 10, 2000);
@@ -64,23 +74,20 @@ Detection DetectSlowdowns(const std::vector<float>& cost, const std::vector<uint
     d.note = "too few steps with a step time (" + std::to_string(n) + ") for a baseline after warm-up";
     return d;
   }
-  std::vector<double> base;
-  for (size_t k = d.warmup; k < d.warmup + base_len; ++k) base.push_back(cost[idx[k]]);
-  d.baseline = Median(base);
+  std::vector<double> base(usable.begin() + static_cast<long>(d.warmup),
+                           usable.begin() + static_cast<long>(d.warmup + base_len));
+  d.baseline = MedianInPlace(base);
   d.base_first = idx[d.warmup];
   d.base_last = idx[d.warmup + base_len - 1];
   d.ran = true;
   const double up = opt.ratio * d.baseline, down = opt.recover_ratio * d.baseline;
   const size_t w = std::max<size_t>(opt.window, 1);
   // Rolling median over usable points, centred.
-  std::vector<double> usable(n);
-  for (size_t k = 0; k < n; ++k) usable[k] = cost[idx[k]];
   const std::vector<double> smooth = RollingMedian(usable, w);
   std::vector<double> win;
   // Window median of raw points starting at k (for placing change points).
   auto ahead = [&](size_t k) {
-    win.clear();
-    for (size_t j = k; j < std::min(n, k + w); ++j) win.push_back(cost[idx[j]]);
+    win.assign(usable.begin() + static_cast<long>(k), usable.begin() + static_cast<long>(std::min(n, k + w)));
     return MedianInPlace(win);
   };
   size_t k = d.warmup;
@@ -95,15 +102,14 @@ Detection DetectSlowdowns(const std::vector<float>& cost, const std::vector<uint
     if (e - k + 1 >= opt.min_points) {
       size_t start = k >= w ? k - w : 0;
       start = std::max(start, d.warmup);
-      while (start < k && (cost[idx[start]] < up || ahead(start) < up)) ++start;
+      while (start < k && (usable[start] < up || ahead(start) < up)) ++start;
       size_t end = e;
-      while (end > start && cost[idx[end]] < up && smooth[end] < up) --end;
-      std::vector<double> lv;
-      for (size_t j = start; j <= end; ++j) lv.push_back(cost[idx[j]]);
+      while (end > start && usable[end] < up && smooth[end] < up) --end;
+      std::vector<double> lv(usable.begin() + static_cast<long>(start), usable.begin() + static_cast<long>(end + 1));
       Slowdown s;
       s.first = idx[start];
       s.last = idx[end];
-      s.level = Median(lv);
+      s.level = MedianInPlace(lv);
       s.ratio = s.level / d.baseline;
       s.recovered = e + 1 < n;
       d.slowdowns.push_back(s);
@@ -111,17 +117,30 @@ Detection DetectSlowdowns(const std::vector<float>& cost, const std::vector<uint
     k = e + 1;
   }
   // One-off spikes: points at or above the threshold outside any slowdown.
-  std::vector<bool> covered(cost.size(), false);
+  std::vector<bool> covered(size, false);
   for (auto& s : d.slowdowns)
     for (size_t i = s.first; i <= s.last; ++i) covered[i] = true;
-  for (size_t i = d.base_first; i < cost.size(); ++i) {
-    if (!std::isfinite(cost[i]) || cost[i] < up || covered[i]) continue;
-    uint8_t f = i < flags.size() ? flags[i] : 0;
+  for (size_t i = d.base_first; i < size; ++i) {
+    const float c = cost(i);
+    if (!std::isfinite(c) || c < up || covered[i]) continue;
+    uint8_t f = flag(i);
     if (f & kAfterEval) ++d.spikes_eval;
     else if (f & kAfterSave) ++d.spikes_save;
     else ++d.spikes_other;
   }
   return d;
+}
+}  // namespace
+
+Detection DetectSlowdowns(const std::vector<float>& cost, const std::vector<uint8_t>& flags, const DetectOptions& opt) {
+  return Detect(
+      cost.size(), [&](size_t i) { return cost[i]; }, [&](size_t i) { return i < flags.size() ? flags[i] : uint8_t{0}; },
+      opt);
+}
+
+Detection DetectSlowdowns(const std::vector<StepPoint>& points, const DetectOptions& opt) {
+  return Detect(
+      points.size(), [&](size_t i) { return points[i].cost; }, [&](size_t i) { return points[i].flags; }, opt);
 }
 
 }  // namespace sparkops

@@ -9,6 +9,8 @@
 
 namespace sparkops {
 
+struct StepPoint;
+
 struct DetectOptions {
   double ratio = 1.3;          ///< slowdown threshold against the baseline (issue #5)
   double recover_ratio = 1.15; ///< back below this = recovered (hysteresis)
@@ -42,5 +44,7 @@ std::vector<double> RollingMedian(const std::vector<double>& v, size_t w);
 /// (those points are named spikes and never start a slowdown).
 Detection DetectSlowdowns(const std::vector<float>& cost, const std::vector<uint8_t>& flags,
                           const DetectOptions& opt = {});
+/// The same over a step series' points (their `cost` and `flags`), without copying them out.
+Detection DetectSlowdowns(const std::vector<StepPoint>& points, const DetectOptions& opt = {});
 
 }  // namespace sparkops

@@ -142,7 +142,12 @@ void StepSeriesBuilder::AddPoint(const StepEvent& l, int64_t t) {
     else ++n_exact_;
   }
   if (l.loss()) p.loss = static_cast<float>(*l.loss());
-  if (!s_.points.empty() && HasDelta(s_.points.back(), p)) ++n_delta_;
+  // `cost` holds the time delta until Finish, which keeps it or puts `direct` there.
+  if (!s_.points.empty() && HasDelta(s_.points.back(), p)) {
+    const StepPoint& prev = s_.points.back();
+    p.cost = static_cast<float>((p.t_ms - prev.t_ms) / 1000.0 / static_cast<double>(p.step - prev.step));
+    ++n_delta_;
+  }
   p.flags = pending_flags_;
   pending_flags_ = 0;
   s_.points.push_back(p);
@@ -166,12 +171,8 @@ StepSeries StepSeriesBuilder::Finish() {
   } else {
     s_.cost_unit = "none";
   }
-  for (size_t i = 0; i < n; ++i) {
-    StepPoint& p = s_.points[i];
-    if (!use_delta) p.cost = p.direct;
-    else if (i > 0 && HasDelta(s_.points[i - 1], p))
-      p.cost = static_cast<float>((p.t_ms - s_.points[i - 1].t_ms) / 1000.0 / static_cast<double>(p.step - s_.points[i - 1].step));
-  }
+  if (!use_delta)
+    for (StepPoint& p : s_.points) p.cost = p.direct;
   s_.time_source = n_own_time_ * 2 >= n && n_own_time_ > 0 ? "log timestamps"
                    : n_arrival_ > 0                         ? "arrival times (train.log)"
                                                             : "none";

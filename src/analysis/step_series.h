@@ -26,7 +26,7 @@ struct StepPoint {
   int64_t t_ms = kNoTime;   ///< UTC ms: the log's own timestamp, else the arrival time; kNoTime if none
   float direct = NAN;       ///< cost the log printed: s/step, or 1/throughput when only that is printed
   float cost = NAN;         ///< the cost the detector uses: `direct`, or s/step from the time since
-                            ///< the previous point (chosen for the whole series in Finish)
+                            ///< the previous point (chosen for the whole series by Finish)
   float loss = NAN;
   uint8_t flags = 0;        ///< kAfterEval / kAfterSave: an evaluation or save ran before this point
 };
