@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <exception>
 #include <set>
 
 #include <sys/stat.h>
@@ -153,6 +154,13 @@ void StepSeriesBuilder::AddPoint(const StepEvent& l, int64_t t) {
   s_.points.push_back(p);
 }
 
+void StepSeriesBuilder::ReservePoints(size_t n) {
+  try {
+    s_.points.reserve(n);
+  } catch (const std::exception&) {  // bad_alloc or length_error: the vector grows as it goes
+  }
+}
+
 StepSeries StepSeriesBuilder::Finish() {
   size_t n = s_.points.size();
   // Cost: an exact per-step time the log printed wins; else time deltas when most points have
@@ -258,8 +266,11 @@ Result<StepSeries> ReadStepLog(const std::string& path, const LocalZone& zone, P
         b.CountOtherRankLines(s.other_rank_lines);
         // Room for the points the whole file will give at the first segment's density: growing
         // a vector of millions by doubling copies it and touches twice the pages (serially).
-        if (first && size > s.bytes && s.bytes > 0) b.ReservePoints(static_cast<size_t>(
-            std::min<double>(static_cast<double>(size) / 8, 1.1 * static_cast<double>(b.Points()) * static_cast<double>(size) / static_cast<double>(s.bytes))));
+        // At most 128 M points (4 GiB); past that the vector doubles as before.
+        if (first && size > s.bytes && s.bytes > 0)
+          b.ReservePoints(static_cast<size_t>(std::min({static_cast<double>(size) / 8, double{1 << 27},
+                                                         1.1 * static_cast<double>(b.Points()) * static_cast<double>(size) /
+                                                             static_cast<double>(s.bytes)})));
         first = false;
       },
       opt);

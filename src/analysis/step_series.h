@@ -100,8 +100,9 @@ class StepSeriesBuilder {
   void Apply(const StepEvent& e);
   void CountOtherRankLines(uint64_t n) { s_.ignored_rank_lines += n; }
   size_t Points() const { return s_.points.size(); }
-  /// Capacity for `n` points in all (a hint; only the pages used are touched).
-  void ReservePoints(size_t n) { s_.points.reserve(n); }
+  /// Capacity for `n` points in all: a hint (only the pages used are touched), ignored when the
+  /// allocator refuses it.
+  void ReservePoints(size_t n);
   StepSeries Finish();
 
  private:

@@ -39,6 +39,8 @@ class ThermalCsvParser {
   Result<ThermalSeries> Finish();
   /// The header has been read (rows come next).
   bool has_header() const { return !cols_.empty(); }
+  /// Capacity for `rows` rows in all: a hint (at most 4 million; ignored when refused).
+  void Reserve(size_t rows);
 
  private:
   enum Col : int;
