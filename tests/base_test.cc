@@ -1,5 +1,10 @@
 #include <gtest/gtest.h>
 
+#include <random>
+#include <string>
+#include <vector>
+
+#include "base/bytescan.h"
 #include "base/strings.h"
 #include "base/timefmt.h"
 
@@ -64,6 +69,37 @@ TEST(Time, RejectsGarbage) {
   EXPECT_FALSE(ParseTimestamp("yesterday"));
   EXPECT_FALSE(ParseTimestamp("2026-13-01T00:00:00Z"));
   EXPECT_FALSE(ParseTimestamp("2026-11-29T13:02:29.Z"));
+}
+
+TEST(ByteScan, VisitsEveryPlaceOfTheByteInOrderAndStopsWhereAsked) {
+  // Lengths around the 16-byte blocks, hits in blocks and in the tail, bytes with the high bit
+  // set (signed char), against a plain loop. Runs the SSE2 or NEON path of the build.
+  std::mt19937 rng(11);
+  const char alphabet[] = {'/', 'a', '\xff', '\x80', '/', 'p', '\0'};
+  for (size_t n = 0; n < 70; ++n)
+    for (int rep = 0; rep < 20; ++rep) {
+      std::string s(n, 'x');
+      for (char& ch : s) ch = alphabet[rng() % sizeof alphabet];
+      for (char c : {'/', '\xff', '\0', 'q'}) {
+        std::vector<size_t> want, got;
+        for (size_t i = 0; i < n; ++i)
+          if (s[i] == c) want.push_back(i);
+        EXPECT_EQ(FindByteWhere(s, c, [&](size_t i) { got.push_back(i); return false; }), std::string_view::npos);
+        EXPECT_EQ(got, want) << "n " << n;
+        if (want.size() >= 2) {  // stop at the second hit
+          size_t calls = 0;
+          EXPECT_EQ(FindByteWhere(s, c, [&](size_t) { return ++calls == 2; }), want[1]);
+          EXPECT_EQ(calls, 2u);
+        }
+      }
+    }
+  // Never reads past the view: a view into the middle of a buffer of the same byte.
+  std::string buf(64, '/');
+  std::vector<size_t> got;
+  FindByteWhere(std::string_view(buf).substr(5, 20), '/', [&](size_t i) { got.push_back(i); return false; });
+  ASSERT_EQ(got.size(), 20u);
+  EXPECT_EQ(got.front(), 0u);
+  EXPECT_EQ(got.back(), 19u);
 }
 
 }  // namespace

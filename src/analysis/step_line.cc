@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "analysis/step_line_detail.h"
+#include "base/bytescan.h"
 
 namespace sparkops {
 
@@ -116,29 +117,27 @@ size_t Find(std::string_view s, std::string_view needle, size_t from) {
 
 size_t FindStep(std::string_view s) {
   // Walk the 'p's (rarer than 's' in log text) and look back for "ste".
-  for (const char* p = s.data(); (p = static_cast<const char*>(std::memchr(p, 'p', s.data() + s.size() - p)));) {
-    size_t i = static_cast<size_t>(p - s.data());
-    if (i >= 3 && s[i - 3] == 's' && s[i - 2] == 't' && s[i - 1] == 'e') return i - 3;
-    ++p;
-  }
-  return std::string_view::npos;
+  size_t p = FindByteWhere(s, 'p', [&](size_t i) { return i >= 3 && s[i - 3] == 's' && s[i - 2] == 't' && s[i - 1] == 'e'; });
+  return p == std::string_view::npos ? p : p - 3;
 }
 
 size_t FindRateUnit(std::string_view s, bool* per_it) {
   // Walk the '/'s only: a line has few of them, while 'i' and 's' are everywhere in text.
-  for (const char* p = s.data(); (p = static_cast<const char*>(std::memchr(p, '/', s.data() + s.size() - p)));) {
-    size_t i = static_cast<size_t>(p - s.data());
+  size_t unit = std::string_view::npos;
+  FindByteWhere(s, '/', [&](size_t i) {
     if (i >= 2 && i + 1 < s.size() && s[i - 2] == 'i' && s[i - 1] == 't' && s[i + 1] == 's') {
       *per_it = false;
-      return i - 2;
+      unit = i - 2;
+      return true;
     }
     if (i >= 1 && i + 2 < s.size() && s[i - 1] == 's' && s[i + 1] == 'i' && s[i + 2] == 't') {
       *per_it = true;
-      return i - 1;
+      unit = i - 1;
+      return true;
     }
-    ++p;
-  }
-  return std::string_view::npos;
+    return false;
+  });
+  return unit;
 }
 
 // "YYYY-MM-DD hh:mm:ss" (with '-' or '/' and optional ",mmm"/".mmm") at s[pos].
