@@ -4,6 +4,7 @@
 #include <cstring>
 #include <exception>
 #include <set>
+#include <type_traits>
 
 #include <sys/stat.h>
 
@@ -22,6 +23,8 @@ bool HasDelta(const StepPoint& prev, const StepPoint& p) {
 
 bool StepSeries::has_times() const { return time_source != "none"; }
 
+static_assert(sizeof(StepEvent) <= 48, "a step event crosses threads: keep it small");
+
 void StepEvent::Set(const StepLine& l) {
   format = l.format;
   kind = l.kind;
@@ -29,13 +32,19 @@ void StepEvent::Set(const StepLine& l) {
   other_loop = l.other_loop;
   has_ = 0;
   auto put = [&](auto& dst, const auto& src, uint8_t bit) {
-    if (src) dst = *src, has_ |= bit;
+    if (src) dst = static_cast<std::remove_reference_t<decltype(dst)>>(*src), has_ |= bit;
   };
   put(step_, l.step, kHasStep);
   put(total_, l.total, kHasTotal);
-  put(step_time_s_, l.step_time_s, kHasStepTime);
-  put(throughput_, l.throughput, kHasThroughput);
   put(loss_, l.loss, kHasLoss);
+  direct_ = NAN;
+  inverse = false;
+  if (l.step_time_s && *l.step_time_s > 0) {
+    direct_ = static_cast<float>(*l.step_time_s);
+  } else if (l.throughput && *l.throughput > 0) {
+    direct_ = static_cast<float>(1.0 / *l.throughput);
+    inverse = true;
+  }
 }
 
 bool ParseStepEvent(std::string_view text, int64_t arrival_ms, const LocalZone& zone, StepEvent* out,
@@ -87,7 +96,7 @@ void StepSeriesBuilder::Apply(const StepEvent& l) {
     case StepLine::Kind::kEval: mark(kAfterEval); return;
     case StepLine::Kind::kSave: mark(kAfterSave); return;
     case StepLine::Kind::kLoss:
-      if (!s_.points.empty() && std::isnan(s_.points.back().loss) && l.loss()) s_.points.back().loss = static_cast<float>(*l.loss());
+      if (!s_.points.empty() && std::isnan(s_.points.back().loss) && l.loss()) s_.points.back().loss = *l.loss();
       return;
     case StepLine::Kind::kBar:
     case StepLine::Kind::kStep:
@@ -113,17 +122,12 @@ void StepSeriesBuilder::Apply(const StepEvent& l) {
 void StepSeriesBuilder::AddPoint(const StepEvent& l, int64_t t) {
   if (!l.step() || *l.step() < 0 || *l.step() > kMaxStep) return;  // not a plausible step counter
   if (l.total() && !s_.total_steps) s_.total_steps = l.total();
-  float direct = NAN;
-  bool inverse = false;
-  if (l.step_time_s() && *l.step_time_s() > 0) direct = static_cast<float>(*l.step_time_s());
-  else if (l.throughput() && *l.throughput() > 0) {
-    direct = static_cast<float>(1.0 / *l.throughput());
-    inverse = true;
-  }
+  const float direct = l.direct();
+  const bool inverse = l.inverse;
   if (!s_.points.empty() && *l.step() <= s_.points.back().step) {
     StepPoint& p = s_.points.back();
     if (*l.step() == p.step) {  // the same step printed by another line: fill what is missing
-      if (std::isnan(p.loss) && l.loss()) p.loss = static_cast<float>(*l.loss());
+      if (std::isnan(p.loss) && l.loss()) p.loss = *l.loss();
       if (std::isnan(p.direct) && !std::isnan(direct)) {
         p.direct = direct;
         if (inverse) ++n_throughput_;
@@ -142,7 +146,7 @@ void StepSeriesBuilder::AddPoint(const StepEvent& l, int64_t t) {
     else if (l.smoothed) ++n_smoothed_;
     else ++n_exact_;
   }
-  if (l.loss()) p.loss = static_cast<float>(*l.loss());
+  if (l.loss()) p.loss = *l.loss();
   // `cost` holds the time delta until Finish, which keeps it or puts `direct` there.
   if (!s_.points.empty() && HasDelta(s_.points.back(), p)) {
     const StepPoint& prev = s_.points.back();
@@ -191,6 +195,17 @@ StepSeries StepSeriesBuilder::Finish() {
   return std::move(s_);
 }
 
+namespace {
+/// Unix seconds of "YYYY-MM-DDThh:mm" at `d` (16 bytes); false when it is not a time. Kept out
+/// of line: it runs once a minute of log, and inlined its string made every call save registers.
+[[gnu::noinline, gnu::cold]] bool ParseMinute(const char* d, int64_t* unix_s) {
+  auto t = ParseTimestamp(std::string(d, 16) + ":00", 0);
+  if (!t) return false;
+  *unix_s = ToUnixMillis(*t) / 1000;
+  return true;
+}
+}  // namespace
+
 bool SplitRunLogRecord(std::string_view line, int64_t* arrival_ms, std::string_view* text) {
   // 2026-11-29T13:02:29.123Z\to\t...
   if (line.size() < 27 || line[24] != '\t' || line[23] != 'Z' || line[26] != '\t' ||
@@ -208,9 +223,7 @@ bool SplitRunLogRecord(std::string_view line, int64_t* arrival_ms, std::string_v
   std::memcpy(&c0, cached, 8);
   std::memcpy(&c1, cached + 8, 8);
   if (!have || a0 != c0 || a1 != c1) {
-    auto t = ParseTimestamp(std::string(d, 16) + ":00", 0);
-    if (!t) return false;
-    cached_min_s = ToUnixMillis(*t) / 1000;
+    if (!ParseMinute(d, &cached_min_s)) return false;
     std::memcpy(cached, d, 16);
     have = true;
   }

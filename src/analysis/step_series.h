@@ -52,9 +52,9 @@ struct StepSeries {
 };
 
 /// What one output record contributes, resolved without any builder state, so records can be
-/// parsed on several threads and applied in order afterwards. Only the StepLine fields the
-/// builder uses, packed: 64 bytes instead of a StepLine's ~170 (a 16 MiB segment's events are
-/// written by one thread and read by another).
+/// parsed on several threads and applied in order afterwards. Only what the builder uses,
+/// packed: 48 bytes instead of a StepLine's ~170 (a 16 MiB segment's events are written by one
+/// thread and read by another).
 struct StepEvent {
   int64_t t_ms = kNoTime;   ///< the record's own time, else its arrival time
   const char* format = "";  ///< StepLine::format
@@ -62,21 +62,22 @@ struct StepEvent {
   bool own_time = false;    ///< t_ms came from the log's own timestamp
   bool smoothed = false;    ///< StepLine::step_time_smoothed
   bool other_loop = false;  ///< StepLine::other_loop
-  /// Copies the fields the builder uses from a parsed line.
+  bool inverse = false;     ///< direct() is 1/throughput (the line printed no step time)
+  /// Copies what the builder uses from a parsed line.
   void Set(const StepLine& l);
   std::optional<int64_t> step() const { return Get(kHasStep, step_); }
   std::optional<int64_t> total() const { return Get(kHasTotal, total_); }
-  std::optional<double> step_time_s() const { return Get(kHasStepTime, step_time_s_); }
-  std::optional<double> throughput() const { return Get(kHasThroughput, throughput_); }
-  std::optional<double> loss() const { return Get(kHasLoss, loss_); }
+  std::optional<float> loss() const { return Get(kHasLoss, loss_); }
+  /// The printed cost per step: a step time > 0, else 1/throughput for a throughput > 0, else NaN.
+  float direct() const { return direct_; }
 
  private:
-  enum : uint8_t { kHasStep = 1, kHasTotal = 2, kHasStepTime = 4, kHasThroughput = 8, kHasLoss = 16 };
+  enum : uint8_t { kHasStep = 1, kHasTotal = 2, kHasLoss = 4 };
   template <class T>
   std::optional<T> Get(uint8_t bit, T v) const { return (has_ & bit) ? std::optional<T>(v) : std::nullopt; }
   uint8_t has_ = 0;
+  float direct_ = NAN, loss_ = 0;
   int64_t step_ = 0, total_ = 0;
-  double step_time_s_ = 0, throughput_ = 0, loss_ = 0;
 };
 
 /// Parses one output record (already split on '\r'; `arrival_ms` kNoTime when unknown) into
