@@ -30,12 +30,16 @@ void ParseHfDict(std::string_view s, StepLine& r) {
   auto key = [&](size_t i, std::string_view k, size_t* pos) {
     if (*pos == npos && s.compare(i, k.size(), k) == 0) *pos = i + k.size();
   };
-  for (size_t i = s.find('\''); i != npos; i = s.find('\'', i + 1)) {
-    eval = eval || s.compare(i, 6, "'eval_") == 0;
-    summary = summary || s.compare(i, 15, "'train_runtime'") == 0;
-    key(i, "'step': ", &step);
-    key(i, "'loss': ", &loss);
-    key(i, "'train_loss': ", &train_loss);
+  for (size_t i = s.find('\''); i != npos && i + 1 < s.size(); i = s.find('\'', i + 1)) {
+    switch (s[i + 1]) {  // most quotes open or close other keys and values: one byte tells
+      case 'e': eval = eval || s.compare(i, 6, "'eval_") == 0; break;
+      case 's': key(i, "'step': ", &step); break;
+      case 'l': key(i, "'loss': ", &loss); break;
+      case 't':
+        summary = summary || s.compare(i, 15, "'train_runtime'") == 0;
+        key(i, "'train_loss': ", &train_loss);
+        break;
+    }
   }
   if (eval) {
     r.kind = StepLine::Kind::kEval;
