@@ -6,6 +6,7 @@
 #include <set>
 #include <type_traits>
 
+#include <sys/mman.h>
 #include <sys/stat.h>
 
 #include "base/strings.h"
@@ -19,7 +20,15 @@ constexpr int64_t kMaxStep = 1'000'000'000'000'000;  // keeps step differences f
 bool HasDelta(const StepPoint& prev, const StepPoint& p) {
   return p.t_ms != kNoTime && prev.t_ms != kNoTime && p.t_ms >= prev.t_ms;
 }
+/// Asks for transparent huge pages over the whole 2 MiB pages inside [p, p+bytes): millions of
+/// points then fault in 2 MiB at a time instead of 4 KiB. A hint: ignored where THP is off.
+void AdviseHugePages(void* p, size_t bytes) {
+  constexpr uintptr_t kHuge = 2u << 20;
+  const uintptr_t a = (reinterpret_cast<uintptr_t>(p) + kHuge - 1) & ~(kHuge - 1);
+  const uintptr_t e = (reinterpret_cast<uintptr_t>(p) + bytes) & ~(kHuge - 1);
+  if (e > a) ::madvise(reinterpret_cast<void*>(a), e - a, MADV_HUGEPAGE);
 }
+}  // namespace
 
 bool StepSeries::has_times() const { return time_source != "none"; }
 
@@ -101,7 +110,7 @@ void StepSeriesBuilder::Apply(const StepEvent& l) {
     case StepLine::Kind::kBar:
     case StepLine::Kind::kStep:
       if (l.other_loop) return;  // model loading, dataset mapping: not the training loop
-      if (l.format == std::string_view("tqdm") && l.total()) {
+      if (l.total() && std::strcmp(l.format, "tqdm") == 0) {
         // The first bar with a total is the training loop; a bar with another total is an
         // evaluation (or data-loading) loop drawn between training updates.
         if (!bar_total_) bar_total_ = l.total();
@@ -162,7 +171,9 @@ void StepSeriesBuilder::ReservePoints(size_t n) {
   try {
     s_.points.reserve(n);
   } catch (const std::exception&) {  // bad_alloc or length_error: the vector grows as it goes
+    return;
   }
+  AdviseHugePages(s_.points.data(), s_.points.capacity() * sizeof(StepPoint));
 }
 
 StepSeries StepSeriesBuilder::Finish() {
