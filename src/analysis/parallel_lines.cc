@@ -1,7 +1,5 @@
 #include "analysis/parallel_lines.h"
 
-#include "base/bytescan.h"
-
 #include <fcntl.h>
 #include <sched.h>
 #include <string.h>  // memrchr
@@ -15,6 +13,8 @@
 #include <mutex>
 #include <thread>
 #include <vector>
+
+#include "base/bytescan.h"
 
 namespace sparkops {
 

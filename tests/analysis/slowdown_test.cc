@@ -32,6 +32,34 @@ TEST(Slowdown, DoublingMidwayIsOneEventAtTheRightStep) {
   EXPECT_NEAR(d.baseline, 0.5, 0.02);
 }
 
+TEST(Slowdown, PointsOverloadSeesTheSameCostsAndFlags) {
+  // Analyze runs the detector over the step points in place: same events, spikes and baseline
+  // as over the copied-out columns, NaN costs and flagged points included.
+  auto c = Series(400, 0.5f);
+  std::vector<uint8_t> f(c.size(), 0);
+  for (size_t i = 250; i < 330; ++i) c[i] *= 2;
+  for (size_t i : {60u, 120u, 180u}) c[i] *= 3;
+  f[120] = kAfterEval;
+  f[180] = kAfterSave;
+  c[90] = NAN;
+  std::vector<StepPoint> pts(c.size());
+  for (size_t i = 0; i < c.size(); ++i) {
+    pts[i].cost = c[i];
+    pts[i].flags = f[i];
+  }
+  auto a = DetectSlowdowns(c, f), b = DetectSlowdowns(pts);
+  ASSERT_EQ(a.slowdowns.size(), 1u);
+  ASSERT_EQ(b.slowdowns.size(), 1u);
+  EXPECT_EQ(a.slowdowns[0].first, b.slowdowns[0].first);
+  EXPECT_EQ(a.slowdowns[0].last, b.slowdowns[0].last);
+  EXPECT_EQ(a.slowdowns[0].recovered, b.slowdowns[0].recovered);
+  EXPECT_EQ(a.baseline, b.baseline);
+  EXPECT_EQ(a.spikes_other, 1u);
+  EXPECT_EQ(b.spikes_other, 1u);
+  EXPECT_EQ(b.spikes_eval, 1u);
+  EXPECT_EQ(b.spikes_save, 1u);
+}
+
 TEST(Slowdown, RecoveryEndsTheEvent) {
   auto c = Series(400, 0.5f);
   for (size_t i = 200; i < 260; ++i) c[i] *= 1.5f;
