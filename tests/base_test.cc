@@ -102,5 +102,25 @@ TEST(ByteScan, VisitsEveryPlaceOfTheByteInOrderAndStopsWhereAsked) {
   EXPECT_EQ(got.back(), 19u);
 }
 
+TEST(ByteScan, EitherByteVisitsThePlacesOfBothInOrder) {
+  std::mt19937 rng(12);
+  const char alphabet[] = {'\n', '\r', 'a', '\xff', '\x80', '\0'};
+  for (size_t n = 0; n < 70; ++n)
+    for (int rep = 0; rep < 20; ++rep) {
+      std::string s(n, 'x');
+      for (char& ch : s) ch = alphabet[rng() % sizeof alphabet];
+      for (auto [a, b] : {std::pair{'\n', '\r'}, std::pair{'\xff', '\0'}, std::pair{'q', '\r'}}) {
+        std::vector<size_t> want, got;
+        for (size_t i = 0; i < n; ++i)
+          if (s[i] == a || s[i] == b) want.push_back(i);
+        EXPECT_EQ(FindEitherByteWhere(s, a, b, [&](size_t i) { got.push_back(i); return false; }), std::string_view::npos);
+        EXPECT_EQ(got, want) << "n " << n;
+        if (!want.empty()) {
+          EXPECT_EQ(FindEitherByteWhere(s, a, b, [](size_t) { return true; }), want[0]);
+        }
+      }
+    }
+}
+
 }  // namespace
 }  // namespace sparkops

@@ -11,12 +11,15 @@
 #include <optional>
 #include <vector>
 
+#include "analysis/mapped_range.h"
+
 namespace sparkops {
 
 namespace {
 // A regular file is mapped one window at a time (no copy into a buffer) and each window is
 // unmapped after use, so resident memory stays bounded whatever the file's size. Returns
-// nullopt when the file cannot be mapped (the caller falls back to read()).
+// nullopt when the file cannot be mapped (the caller falls back to read()). A file that shrinks
+// meanwhile is an IoError (MappedRange reads the lost pages as zeros instead of a SIGBUS).
 std::optional<Result<LineReadStats>> MappedLines(int fd, uint64_t size, const std::string& path,
                                                  const std::function<bool(std::string_view, uint64_t)>& fn,
                                                  size_t window) {
@@ -36,13 +39,13 @@ std::optional<Result<LineReadStats>> MappedLines(int fd, uint64_t size, const st
   };
   for (uint64_t off = 0; off < size; off += window) {
     size_t len = static_cast<size_t>(std::min<uint64_t>(window, size - off));
-    void* m = ::mmap(nullptr, len, PROT_READ, MAP_PRIVATE, fd, static_cast<off_t>(off));
-    if (m == MAP_FAILED) {
+    auto m = MappedRange::Map(fd, off, len);
+    if (!m) {
       if (off == 0) return std::nullopt;
-      return Result<LineReadStats>(IoError(path + ": mmap failed: " + std::strerror(errno)));
+      return Result<LineReadStats>(IoError(path + ": " + m.error().message));
     }
-    ::madvise(m, len, MADV_SEQUENTIAL);
-    const char* d = static_cast<const char*>(m);
+    ::madvise(const_cast<char*>(m->data()), len, MADV_SEQUENTIAL);
+    const char* d = m->data();
     size_t start = 0;
     bool stop = false;
     while (const void* nl = std::memchr(d + start, '\n', len - start)) {
@@ -70,7 +73,7 @@ std::optional<Result<LineReadStats>> MappedLines(int fd, uint64_t size, const st
         carry.append(d + start, rest);
       }
     }
-    ::munmap(m, len);
+    if (m->Damaged()) return Result<LineReadStats>(IoError(path + ": the file shrank while it was read (truncated by another program?)"));
     st.bytes = off + len;
     if (stop) return Result<LineReadStats>(st);
   }

@@ -2,7 +2,6 @@
 
 #include <fcntl.h>
 #include <sched.h>
-#include <string.h>  // memrchr
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -14,6 +13,7 @@
 #include <thread>
 #include <vector>
 
+#include "analysis/mapped_range.h"
 #include "base/bytescan.h"
 
 namespace sparkops {
@@ -28,134 +28,64 @@ unsigned DefaultScanThreads() {
 
 namespace {
 
-/// The first '\n' in [p, p+n), or null: inline 16-byte blocks (a log line is ~100 bytes, where a
-/// memchr call per line costs about as much as the scan).
-const char* FindNewline(const char* p, size_t n) {
-  size_t i = FindByteWhere(std::string_view(p, n), '\n', [](size_t) { return true; });
-  return i == std::string_view::npos ? nullptr : p + i;
+/// The first '\n' in [p, p+n) (npos if none), and whether a '\r' comes before it: one pass of
+/// inline 16-byte blocks (a log line is ~100 bytes, where a memchr call per line costs about as
+/// much as the scan).
+size_t FindNewline(const char* p, size_t n, bool* cr) {
+  *cr = false;
+  return FindEitherByteWhere(std::string_view(p, n), '\n', '\r', [&](size_t i) {
+    if (p[i] == '\n') return true;
+    *cr = true;
+    return false;
+  });
 }
 
-/// pread that retries short reads and EINTR; the bytes read (fewer only at end of file or on error).
-size_t ReadAt(int fd, char* buf, size_t len, size_t off) {
-  size_t got = 0;
-  while (got < len) {
-    ssize_t n = ::pread(fd, buf + got, len - got, static_cast<off_t>(off + got));
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    got += static_cast<size_t>(n);
-  }
-  return got;
-}
-
-/// Reads a file forward from an offset in small chunks into a reused buffer (small enough to
-/// stay in cache while the lines are parsed), keeping the unread bytes [lo, hi) at hand.
-class ChunkReader {
- public:
-  /// `chunk`: bytes per read (the segment size when that is smaller, so small segments read
-  /// little beyond their end).
-  ChunkReader(int fd, uint64_t size, uint64_t off, size_t chunk, std::vector<char>& buf)
-      : chunk_(std::clamp<size_t>(chunk, 4096, kMaxChunk)), fd_(fd), size_(size), off_(off), buf_(buf) {
-    buf_.resize(std::max(buf_.size(), kMaxChunk + kMaxLineBytes + 1));
-  }
-  /// Moves [lo, hi) to the front and reads the next chunk after it: bytes read (0 at end of file),
-  /// or -errno. `lo`/`hi` and positions the caller holds shift by the old `lo` (returned in *shift).
-  ssize_t Fill(size_t* shift) {
-    *shift = lo;
-    if (lo > 0) {
-      std::memmove(buf_.data(), buf_.data() + lo, hi - lo);
-      hi -= lo;
-      last_cr_ -= static_cast<ssize_t>(lo);  // below 0: the '\r' was dropped
-      lo = 0;
-    }
-    size_t want = static_cast<size_t>(std::min<uint64_t>(std::min(chunk_, buf_.size() - hi), size_ - off_));
-    if (want == 0) return 0;
-    errno = 0;
-    size_t got = ReadAt(fd_, buf_.data() + hi, want, off_);
-    if (got != want) return -(errno ? errno : EIO);
-    if (const void* cr = ::memrchr(buf_.data() + hi, '\r', got))
-      last_cr_ = static_cast<const char*>(cr) - buf_.data();
-    hi += got;
-    off_ += got;
-    return static_cast<ssize_t>(got);
-  }
-  uint64_t Offset(size_t i) const { return off_ - (hi - i); }  ///< file offset of buf[i]
-  /// False when no '\r' is buffered at or after buf[i].
-  bool MayHaveCr(size_t i) const { return last_cr_ >= static_cast<ssize_t>(i); }
-  const char* data() const { return buf_.data(); }
-  size_t lo = 0, hi = 0;
-
- private:
-  static constexpr size_t kMaxChunk = 256u << 10;
-  size_t chunk_;
-  int fd_;
-  uint64_t size_, off_;
-  std::vector<char>& buf_;
-  ssize_t last_cr_ = -1;  ///< index of the last '\r' in the buffer, < 0 when there is none
-};
-
-/// Scans segment `k`: the lines that start in [k*S, (k+1)*S) of a file of `size` bytes, pread in
-/// 256 KiB chunks into `buf` (reused across segments). A line that runs past the segment's end
-/// is completed from the bytes after it; one longer than kMaxLineBytes is cut there and its
-/// tail skipped. Returns 0, or the errno of a failed read (EIO when the file shrank meanwhile).
-int ScanSegment(int fd, uint64_t size, size_t k, size_t seg_bytes, std::vector<char>& buf, LineSegment& seg,
-                LineReadStats& st) {
+/// Scans segment `k`: the lines that start in [k*S, (k+1)*S) of a file of `size` bytes, mapped
+/// (no copy) with kMaxLineBytes + 1 bytes after it, so the last line is completed from the
+/// next segment's bytes and one longer than kMaxLineBytes is cut there. Mappings are per segment
+/// and unmapped after it (one mapping of the whole file, with pages dropped as they were
+/// scanned, made the workers' page-table updates interrupt each other). Returns what went
+/// wrong (a failed mmap, the file shrinking meanwhile), empty when nothing did.
+std::string ScanSegment(int fd, uint64_t size, size_t k, size_t seg_bytes, LineSegment& seg, LineReadStats& st) {
   const uint64_t begin = static_cast<uint64_t>(k) * seg_bytes, end = std::min<uint64_t>(size, begin + seg_bytes);
   st.bytes = end - begin;
   // From begin-1: a '\n' there means a line starts exactly at `begin`.
-  ChunkReader r(fd, size, begin > 0 ? begin - 1 : 0, seg_bytes + 1, buf);
-  size_t shift = 0;
-  // Skips through the next '\n' (the rest of a line that is not ours, or an over-long tail):
-  // 1, or 0 at end of file or once every byte before `limit` was scanned without one, or -errno.
-  auto skip_line = [&](uint64_t limit) -> ssize_t {
-    while (true) {
-      if (const void* nl = std::memchr(r.data() + r.lo, '\n', r.hi - r.lo)) {
-        r.lo = static_cast<size_t>(static_cast<const char*>(nl) - r.data()) + 1;
-        return 1;
-      }
-      r.lo = r.hi;
-      if (r.Offset(r.hi) >= limit) return 0;
-      ssize_t n = r.Fill(&shift);
-      if (n <= 0) return n;
-    }
+  const uint64_t from = begin > 0 ? begin - 1 : 0, to = std::min<uint64_t>(size, end + kMaxLineBytes + 1);
+  auto m = MappedRange::Map(fd, from, static_cast<size_t>(to - from));
+  if (!m) return m.error().message;
+  const char* d = m->data();
+  const size_t n = m->size(), stop = static_cast<size_t>(end - from);
+  const bool at_eof = to == size;
+  size_t lo = 0;
+  bool cr = false;  // a '\r' before the '\n' found last
+  auto find_nl = [&](size_t at, size_t len) {
+    const size_t i = FindNewline(d + at, len, &cr);
+    return i == std::string_view::npos ? i : at + i;
   };
   // The line running into this segment is its starter's; if it runs past `end`, no line starts here.
   if (k > 0) {
-    ssize_t n = skip_line(end);
-    if (n <= 0) return static_cast<int>(-n);
+    size_t nl = find_nl(0, stop);
+    lo = nl == std::string_view::npos ? stop : nl + 1;
   }
-  while (true) {
-    if (r.lo == r.hi) {  // nothing buffered: read on (or stop at end of file)
-      ssize_t n = r.Fill(&shift);
-      if (n < 0) return static_cast<int>(-n);
-      if (n == 0) return 0;
-    }
-    if (r.Offset(r.lo) >= end) return 0;  // this line belongs to the next segment
-    size_t scan = r.lo;
-    const void* nl = nullptr;
-    while (!(nl = FindNewline(r.data() + scan, r.hi - scan)) && r.hi - r.lo <= kMaxLineBytes) {
-      scan = r.hi;
-      ssize_t n = r.Fill(&shift);
-      scan -= shift;
-      if (n < 0) return static_cast<int>(-n);
-      if (n == 0) break;  // the last line, without a '\n'
-    }
+  while (lo < stop) {
     ++st.lines;
-    if (nl) {
-      size_t stop = static_cast<size_t>(static_cast<const char*>(nl) - r.data());
-      if (stop - r.lo > kMaxLineBytes) ++st.truncated_lines;
-      seg.Line(std::string_view(r.data() + r.lo, std::min(stop - r.lo, kMaxLineBytes)), r.MayHaveCr(r.lo));
-      r.lo = stop + 1;
-    } else if (r.hi - r.lo > kMaxLineBytes) {  // over-long: hand over its head, skip the rest
+    const size_t window = std::min(n - lo, kMaxLineBytes + 1);
+    const size_t nl = find_nl(lo, window);
+    if (nl != std::string_view::npos) {
+      seg.Line(std::string_view(d + lo, nl - lo), cr);
+      lo = nl + 1;
+    } else if (window > kMaxLineBytes) {  // over-long: hand over its head, skip the rest
       ++st.truncated_lines;
-      seg.Line(std::string_view(r.data() + r.lo, kMaxLineBytes), r.MayHaveCr(r.lo));
-      r.lo += kMaxLineBytes;
-      ssize_t n = skip_line(UINT64_MAX);
-      if (n <= 0) return static_cast<int>(-n);
-    } else {  // end of file
-      seg.Line(std::string_view(r.data() + r.lo, r.hi - r.lo), r.MayHaveCr(r.lo));
-      return 0;
+      seg.Line(std::string_view(d + lo, kMaxLineBytes), cr);
+      const size_t tail = find_nl(lo + kMaxLineBytes, n - lo - kMaxLineBytes);
+      if (tail == std::string_view::npos) break;  // it runs past what is mapped, so past `end`
+      lo = tail + 1;
+    } else {  // the last line of the file, without a '\n'
+      if (at_eof) seg.Line(std::string_view(d + lo, n - lo), cr);
+      break;
     }
   }
+  return m->Damaged() ? "the file shrank while it was read (truncated by another program?)" : "";
 }
 
 Result<LineReadStats> Sequential(const std::string& path, const std::function<std::unique_ptr<LineSegment>()>& make,
@@ -207,9 +137,8 @@ Result<LineReadStats> ForEachLineParallel(const std::string& path,
   std::mutex mu;
   std::condition_variable cv;
   size_t next = 0, made = std::min(nseg, ahead);
-  int read_error = 0;
+  std::string read_error;
   auto work = [&] {
-    std::vector<char> buf;
     std::unique_lock lock(mu);
     while (true) {
       cv.wait(lock, [&] { return next >= nseg || next < made; });
@@ -217,9 +146,9 @@ Result<LineReadStats> ForEachLineParallel(const std::string& path,
       size_t k = next++;
       lock.unlock();
       LineReadStats st;
-      int err = ScanSegment(fd, size, k, seg_bytes, buf, *slots[k].seg, st);
+      std::string err = ScanSegment(fd, size, k, seg_bytes, *slots[k].seg, st);
       lock.lock();
-      if (err && !read_error) read_error = err;
+      if (!err.empty() && read_error.empty()) read_error = std::move(err);
       slots[k].st = st;
       slots[k].done = true;
       cv.notify_all();
@@ -247,7 +176,7 @@ Result<LineReadStats> ForEachLineParallel(const std::string& path,
   }
   for (auto& t : pool) t.join();
   ::close(fd);
-  if (read_error) return IoError(path + ": read failed: " + std::strerror(read_error));
+  if (!read_error.empty()) return IoError(path + ": " + read_error);
   return total;
 }
 

@@ -2,9 +2,9 @@
 /// Parallel line scanning for big logs. A regular file is cut into fixed-size segments of whole
 /// lines (a line belongs to the segment it starts in); each segment's lines go to a
 /// caller-defined LineSegment on one of several worker threads, and the segments are handed back
-/// to the calling thread in file order. Each worker preads its segments into its own buffer (a
-/// shared mapping made the workers' page-table updates interrupt each other); memory stays
-/// bounded: one buffer per worker and at most 2 segments per worker in flight.
+/// to the calling thread in file order. Each worker maps one segment at a time (MappedRange:
+/// no copy, and a file truncated meanwhile is an error, not a SIGBUS); memory stays bounded:
+/// one mapping per worker and at most 2 segments per worker in flight.
 #include <cstddef>
 #include <functional>
 #include <memory>
