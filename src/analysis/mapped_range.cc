@@ -32,6 +32,7 @@ struct sigaction g_previous {};
 /// call, safe here); the faulting load then runs again and reads 0. Anything else: the previous
 /// disposition takes over (a fault repeats by itself; a sent signal is raised again).
 void OnSigbus(int sig, siginfo_t* info, void*) {
+  const int saved_errno = errno;  // the interrupted code may be between a call and its errno check
   const uintptr_t a = reinterpret_cast<uintptr_t>(info->si_addr);
   if (info->si_code > 0) {  // from the kernel, for a memory access
     for (Slot& s : g_slots) {
@@ -40,11 +41,13 @@ void OnSigbus(int sig, siginfo_t* info, void*) {
       void* page = reinterpret_cast<void*>(a & ~(g_page - 1));
       if (::mmap(page, g_page, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) == MAP_FAILED) break;
       s.damaged.store(true, std::memory_order_release);
+      errno = saved_errno;
       return;
     }
   }
   ::sigaction(sig, &g_previous, nullptr);
   if (info->si_code <= 0) ::raise(sig);
+  errno = saved_errno;
 }
 
 void InstallOnce() {

@@ -21,8 +21,8 @@ class LineSegment {
  public:
   virtual ~LineSegment() = default;
   /// One line, without its '\n', cut at kMaxLineBytes (like ForEachLine), in file order.
-  /// `may_have_cr` false guarantees the line has no '\r' (the reader looked at the bytes around
-  /// it once, a long scan instead of one per line); true says nothing.
+  /// `may_have_cr` false guarantees the line has no '\r' (the newline scan looks for both, so
+  /// the line need not be searched again); true says nothing.
   virtual void Line(std::string_view line, bool may_have_cr) = 0;
   /// Empties the segment after it was merged, so it can be filled again; keeping the buffers'
   /// capacity avoids fresh pages (zeroed by the kernel) for every segment.
