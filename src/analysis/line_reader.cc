@@ -73,7 +73,7 @@ std::optional<Result<LineReadStats>> MappedLines(int fd, uint64_t size, const st
         carry.append(d + start, rest);
       }
     }
-    if (m->Damaged()) return Result<LineReadStats>(IoError(path + ": the file shrank while it was read (truncated by another program?)"));
+    if (m->Damaged()) return Result<LineReadStats>(IoError(path + ": " + MappedRange::kShrankMessage));
     st.bytes = off + len;
     if (stop) return Result<LineReadStats>(st);
   }

@@ -28,6 +28,8 @@ class MappedRange {
   size_t size() const { return size_; }
   /// True once a page of this range was found past the file's end (it now reads as zeros).
   bool Damaged() const;
+  /// What a reader says, after the file's name, when Damaged().
+  static constexpr const char* kShrankMessage = "the file shrank while it was read (truncated by another program?)";
 
   /// Ranges that can be mapped at the same time (one per scanning thread is what is used).
   static constexpr size_t kMaxLive = 64;

@@ -83,7 +83,7 @@ std::string ScanSegment(int fd, uint64_t size, size_t k, size_t seg_bytes, LineS
       break;
     }
   }
-  return m->Damaged() ? "the file shrank while it was read (truncated by another program?)" : "";
+  return m->Damaged() ? MappedRange::kShrankMessage : "";
 }
 
 Result<LineReadStats> Sequential(const std::string& path, const std::function<std::unique_ptr<LineSegment>()>& make,

@@ -1,6 +1,6 @@
 #pragma once
-/// Walking every place of one byte (or either of two) in a line, 16 bytes at a time (SSE2 on x86-64, NEON on arm64,
-/// a plain loop elsewhere). The log parsers look for a rare-ish byte and check its neighbours
+/// Walking every place of one byte (or either of two) in a line, 16 bytes at a time (SSE2 on
+/// x86-64, NEON on arm64, a plain loop elsewhere). The log parsers look for a rare-ish byte and check its neighbours
 /// ('/' of "it/s", 'p' of "step"); lines with many hits (paths full of '/') cost one memchr call
 /// per hit otherwise.
 #include <cstddef>
