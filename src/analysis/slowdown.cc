@@ -8,34 +8,38 @@
 namespace sparkops {
 
 namespace {
-// Median of v, reordering it (no copy).
-double MedianInPlace(std::vector<double>& v) {
+// Median of v, reordering it (no copy); an even count gives the mean of the middle two in double.
+double MedianInPlace(std::vector<float>& v) {
   if (v.empty()) return NAN;
   size_t m = v.size() / 2;
   std::nth_element(v.begin(), v.begin() + static_cast<long>(m), v.end());
-  double hi = v[m];
+  const double hi = v[m];
   if (v.size() % 2) return hi;
-  double lo = *std::max_element(v.begin(), v.begin() + static_cast<long>(m));
+  const double lo = *std::max_element(v.begin(), v.begin() + static_cast<long>(m));
   return (lo + hi) / 2;
+}
+
+/// The centred median of 5 at k over v[0, n) (n >= 5; the window clamped inside), branch-free:
+/// a min/max network.
+inline float Median5At(const float* v, size_t n, size_t k) {
+  const float* x = v + std::min(k >= 2 ? k - 2 : 0, n - 5);
+  const float f = std::max(std::min(x[0], x[1]), std::min(x[2], x[3]));
+  const float g = std::min(std::max(x[0], x[1]), std::max(x[2], x[3]));
+  return std::max(std::min(f, g), std::min(std::max(f, g), x[4]));
 }
 }  // namespace
 
-std::vector<double> RollingMedian(const std::vector<double>& v, size_t w) {
+std::vector<float> RollingMedian(const std::vector<float>& v, size_t w) {
   const size_t n = v.size();
   w = std::max<size_t>(w, 1);
-  std::vector<double> out(n);
-  if (w == 5 && n >= 5) {  // the detector's width: a branch-free median of 5 (min/max network)
-    for (size_t k = 0; k < n; ++k) {
-      const double* x = v.data() + std::min(k >= 2 ? k - 2 : 0, n - 5);
-      double f = std::max(std::min(x[0], x[1]), std::min(x[2], x[3]));
-      double g = std::min(std::max(x[0], x[1]), std::max(x[2], x[3]));
-      out[k] = std::max(std::min(f, g), std::min(std::max(f, g), x[4]));
-    }
+  std::vector<float> out(n);
+  if (w == 5 && n >= 5) {  // the detector's width
+    for (size_t k = 0; k < n; ++k) out[k] = Median5At(v.data(), n, k);
     return out;
   }
   // The window [a, b) only stays or moves right by one, so a sorted copy of it is kept: one
   // removal and one insertion per point instead of a selection over the whole window.
-  std::vector<double> sorted;
+  std::vector<float> sorted;
   size_t ca = 0, cb = 0;  // the window `sorted` holds
   for (size_t k = 0; k < n; ++k) {
     size_t a = k >= w / 2 ? k - w / 2 : 0;
@@ -44,88 +48,130 @@ std::vector<double> RollingMedian(const std::vector<double>& v, size_t w) {
     for (; cb < b; ++cb) sorted.insert(std::upper_bound(sorted.begin(), sorted.end(), v[cb]), v[cb]);
     for (; ca < a; ++ca) sorted.erase(std::lower_bound(sorted.begin(), sorted.end(), v[ca]));
     size_t m = sorted.size() / 2;
-    out[k] = sorted.size() % 2 ? sorted[m] : (sorted[m - 1] + sorted[m]) / 2;
+    out[k] = sorted.size() % 2 ? sorted[m] : static_cast<float>((double{sorted[m - 1]} + sorted[m]) / 2);
   }
   return out;
 }
 
 namespace {
+/// Point indices of usable-point indices: the skipped points (sorted) are walked with a cursor,
+/// so increasing queries cost one pass over them in all (a query going back starts over).
+class PointIndex {
+ public:
+  explicit PointIndex(const std::vector<uint32_t>& skipped) : skipped_(skipped) {}
+  size_t operator()(size_t u) {
+    if (u < last_u_) j_ = 0;
+    last_u_ = u;
+    size_t i = u + j_;
+    for (; j_ < skipped_.size() && skipped_[j_] <= i; ++j_) ++i;
+    return i;
+  }
+
+ private:
+  const std::vector<uint32_t>& skipped_;
+  size_t j_ = 0, last_u_ = 0;
+};
+
 /// The detector over `size` points: `cost(i)` seconds per step (NaN when unknown), `flag(i)` the
-/// kAfterEval/kAfterSave bits. Works on a copy of the usable costs only.
+/// kAfterEval/kAfterSave bits. Works on a float copy of the usable costs only; the points it
+/// skipped are listed instead of an index per usable point, and the rolling median of the
+/// default width is computed where it is read: on millions of points the fresh memory of such
+/// copies (page faults, zeroing: ~1 ms per MB on a VM) was most of the detector's time.
 template <class Cost, class Flag>
 Detection Detect(size_t size, Cost cost, Flag flag, const DetectOptions& opt) {
   Detection d;
+  if (size > UINT32_MAX) {
+    d.note = "too many steps (" + std::to_string(size) + ") for the detector";
+    return d;
+  }
   // Usable points: a known cost and no evaluation/save inside the interval.
-  std::vector<size_t> idx;
-  std::vector<double> usable;
-  idx.reserve(size);
+  std::vector<float> usable;
+  std::vector<uint32_t> skipped;  // the others, in order
+  struct Flagged {
+    uint32_t i;
+    float cost;
+    uint8_t flag;
+  };
+  std::vector<Flagged> flagged;  // a known cost after an evaluation or save: only counted as spikes
   usable.reserve(size);
   for (size_t i = 0; i < size; ++i) {
     const float c = cost(i);
-    if (std::isfinite(c) && c > 0 && flag(i) == 0) {
-      idx.push_back(i);
+    const uint8_t f = flag(i);
+    if (std::isfinite(c) && c > 0 && f == 0) {
       usable.push_back(c);
+      continue;
     }
+    skipped.push_back(static_cast<uint32_t>(i));
+    if (std::isfinite(c) && c > 0) flagged.push_back({static_cast<uint32_t>(i), c, f});
   }
-  size_t n = idx.size();
+  const size_t n = usable.size();
+  PointIndex point(skipped);
   d.warmup = std::clamp<size_t>(n / 10, 3, 500);
   size_t base_len = std::clamp<size_t>(n / 5, 10, 2000);
   if (n < d.warmup + base_len + opt.min_points) {
     d.note = "too few steps with a step time (" + std::to_string(n) + ") for a baseline after warm-up";
     return d;
   }
-  std::vector<double> base(usable.begin() + static_cast<long>(d.warmup),
-                           usable.begin() + static_cast<long>(d.warmup + base_len));
+  std::vector<float> base(usable.begin() + static_cast<long>(d.warmup),
+                          usable.begin() + static_cast<long>(d.warmup + base_len));
   d.baseline = MedianInPlace(base);
-  d.base_first = idx[d.warmup];
-  d.base_last = idx[d.warmup + base_len - 1];
+  d.base_first = point(d.warmup);
+  d.base_last = point(d.warmup + base_len - 1);
   d.ran = true;
   const double up = opt.ratio * d.baseline, down = opt.recover_ratio * d.baseline;
   const size_t w = std::max<size_t>(opt.window, 1);
   // Rolling median over usable points, centred.
-  const std::vector<double> smooth = RollingMedian(usable, w);
-  std::vector<double> win;
+  const std::vector<float> smooth_other = w == 5 ? std::vector<float>() : RollingMedian(usable, w);
+  auto smooth = [&](size_t k) { return w == 5 ? Median5At(usable.data(), n, k) : smooth_other[k]; };
+  std::vector<float> win;
   // Window median of raw points starting at k (for placing change points).
   auto ahead = [&](size_t k) {
     win.assign(usable.begin() + static_cast<long>(k), usable.begin() + static_cast<long>(std::min(n, k + w)));
     return MedianInPlace(win);
   };
+  std::vector<std::pair<size_t, size_t>> stretches;  // the slowdowns in usable-point indices
   size_t k = d.warmup;
   while (k < n) {
-    if (smooth[k] < up) {
+    if (smooth(k) < up) {
       ++k;
       continue;
     }
     size_t e = k;
-    while (e + 1 < n && smooth[e + 1] >= down) ++e;
+    while (e + 1 < n && smooth(e + 1) >= down) ++e;
     // stretch [k, e] in usable-point indices
     if (e - k + 1 >= opt.min_points) {
       size_t start = k >= w ? k - w : 0;
       start = std::max(start, d.warmup);
       while (start < k && (usable[start] < up || ahead(start) < up)) ++start;
       size_t end = e;
-      while (end > start && usable[end] < up && smooth[end] < up) --end;
-      std::vector<double> lv(usable.begin() + static_cast<long>(start), usable.begin() + static_cast<long>(end + 1));
+      while (end > start && usable[end] < up && smooth(end) < up) --end;
+      std::vector<float> lv(usable.begin() + static_cast<long>(start), usable.begin() + static_cast<long>(end + 1));
       Slowdown s;
-      s.first = idx[start];
-      s.last = idx[end];
+      s.first = point(start);
+      s.last = point(end);
       s.level = MedianInPlace(lv);
       s.ratio = s.level / d.baseline;
       s.recovered = e + 1 < n;
       d.slowdowns.push_back(s);
+      stretches.emplace_back(start, end);
     }
     k = e + 1;
   }
-  // One-off spikes: points at or above the threshold outside any slowdown.
-  std::vector<bool> covered(size, false);
-  for (auto& s : d.slowdowns)
-    for (size_t i = s.first; i <= s.last; ++i) covered[i] = true;
-  for (size_t i = d.base_first; i < size; ++i) {
-    const float c = cost(i);
-    if (!std::isfinite(c) || c < up || covered[i]) continue;
-    uint8_t f = flag(i);
-    if (f & kAfterEval) ++d.spikes_eval;
-    else if (f & kAfterSave) ++d.spikes_save;
+  // One-off spikes: points at or above the threshold outside any slowdown, from the baseline on.
+  // The slowdowns are in order and do not overlap: a cursor walks them (usable points in
+  // usable-index space, flagged ones in point-index space).
+  size_t cur = 0;
+  for (size_t u = d.warmup; u < n; ++u) {
+    if (usable[u] < up) continue;
+    while (cur < stretches.size() && stretches[cur].second < u) ++cur;
+    if (cur == stretches.size() || stretches[cur].first > u) ++d.spikes_other;
+  }
+  cur = 0;
+  for (const Flagged& p : flagged) {
+    while (cur < d.slowdowns.size() && d.slowdowns[cur].last < p.i) ++cur;
+    if (p.cost < up || p.i < d.base_first || (cur < d.slowdowns.size() && d.slowdowns[cur].first <= p.i)) continue;
+    if (p.flag & kAfterEval) ++d.spikes_eval;
+    else if (p.flag & kAfterSave) ++d.spikes_save;
     else ++d.spikes_other;
   }
   return d;

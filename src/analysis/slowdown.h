@@ -37,8 +37,8 @@ struct Detection {
 
 /// Centred rolling median of width `w` (no NaN in `v`): out[k] is the median of v[a, a+w) with
 /// a = k - w/2, clamped so the window stays inside v (shorter only when v is); an even count
-/// gives the mean of the two middle values.
-std::vector<double> RollingMedian(const std::vector<double>& v, size_t w);
+/// gives the mean of the two middle values (rounded to float).
+std::vector<float> RollingMedian(const std::vector<float>& v, size_t w);
 
 /// `cost[i]`: seconds per step (NaN when unknown); `flags[i]`: kAfterEval/kAfterSave bits
 /// (those points are named spikes and never start a slowdown).

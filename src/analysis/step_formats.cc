@@ -130,8 +130,8 @@ void ParseTorchtuneStep(std::string_view s, StepLine& r) {
 
 void ParseTqdm(std::string_view s, size_t unit, bool per_it, StepLine& r) {
   if (unit == std::string_view::npos) return ParseMarker(s, r);
-  size_t open = s.rfind('[', unit);
-  size_t bar = open == std::string_view::npos ? open : s.rfind('|', open);
+  size_t open = RFind(s, '[', unit);
+  size_t bar = open == std::string_view::npos ? open : RFind(s, '|', open);
   if (bar == std::string_view::npos) return ParseMarker(s, r);
   // " N/M " between the bar's closing '|' and '['
   std::string_view counts = s.substr(bar + 1, open - bar - 1);
@@ -144,7 +144,7 @@ void ParseTqdm(std::string_view s, size_t unit, bool per_it, StepLine& r) {
   r.step = *n;
   r.total = m;
   // rate: the number right before the unit ("4.56it/s", "78.12s/it", "?it/s")
-  size_t comma = s.rfind(',', unit);
+  size_t comma = RFind(s, ',', unit);
   if (comma != std::string_view::npos && comma > open) {
     size_t used = 0;
     std::string_view rate_text = s.substr(comma + 1, unit - comma - 1);
@@ -156,7 +156,7 @@ void ParseTqdm(std::string_view s, size_t unit, bool per_it, StepLine& r) {
   }
   std::string_view head = s.substr(0, bar);
   // The description before "NN%": none for the HF Trainer bar (the common, fast case).
-  size_t pct = head.rfind('%');
+  size_t pct = RFind(head, '%');
   std::string_view desc = pct == std::string_view::npos ? head : head.substr(0, pct);
   while (!desc.empty() && (IsDigit(desc.back()) || desc.back() == ' ')) desc.remove_suffix(1);
   if (!desc.empty()) {

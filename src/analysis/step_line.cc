@@ -10,22 +10,19 @@
 
 namespace sparkops {
 
-std::optional<double> ParseNumberPrefix(std::string_view s, size_t* used) {
+bool ParseNumberPrefixTo(std::string_view s, double* out, size_t* used) {
   size_t i = 0;
   while (i < s.size() && (s[i] == ' ' || s[i] == '\'' || s[i] == '"')) ++i;
   std::string_view rest = s.substr(i);
-  auto word = [&](std::string_view w, double v) -> std::optional<double> {
-    if (rest.size() >= w.size() && (rest.substr(0, w.size()) == w)) {
-      if (used) *used = i + w.size();
-      return v;
-    }
-    return std::nullopt;
+  auto word = [&](std::string_view w, double v) {
+    if (rest.size() < w.size() || rest.substr(0, w.size()) != w) return false;
+    if (used) *used = i + w.size();
+    *out = v;
+    return true;
   };
   // The words start with 'n', 'i' or "-i": numbers (the common case) skip the three compares.
   if (!rest.empty() && (rest[0] == 'n' || rest[0] == 'i' || (rest[0] == '-' && rest.size() > 1 && rest[1] == 'i'))) {
-    if (auto v = word("nan", NAN)) return v;
-    if (auto v = word("-inf", -INFINITY)) return v;
-    if (auto v = word("inf", INFINITY)) return v;
+    if (word("nan", NAN) || word("-inf", -INFINITY) || word("inf", INFINITY)) return true;
   }
   double v = 0;
   const char* b = rest.data();
@@ -50,13 +47,15 @@ std::optional<double> ParseNumberPrefix(std::string_view s, size_t* used) {
       v = static_cast<double>(mant) / kPow10[frac];
       if (neg) v = -v;
       if (used) *used = i + static_cast<size_t>(q - rest.data());
-      return v;
+      *out = v;
+      return true;
     }
   }
   auto [p, ec] = std::from_chars(b, e, v);
-  if (ec != std::errc()) return std::nullopt;
+  if (ec != std::errc()) return false;
   if (used) *used = i + static_cast<size_t>(p - rest.data());
-  return v;
+  *out = v;
+  return true;
 }
 
 namespace detail {
@@ -71,24 +70,12 @@ std::optional<double> NumberAfter(std::string_view s, std::string_view key, size
   return v;
 }
 
-std::optional<int64_t> IntAt(std::string_view s, size_t* pos) {
-  size_t i = *pos;
-  while (i < s.size() && s[i] == ' ') ++i;
-  const bool neg = i < s.size() && s[i] == '-';
-  size_t d = i + neg, j = d;
-  uint64_t v = 0;
-  // 18 digits cannot overflow; longer numbers go through from_chars (which detects it).
-  while (j < s.size() && j - d < 18 && IsDigit(s[j])) v = v * 10 + static_cast<uint64_t>(s[j++] - '0');
-  if (j == d) return std::nullopt;
-  if (j < s.size() && IsDigit(s[j])) {
-    int64_t big = 0;
-    auto [p, ec] = std::from_chars(s.data() + i, s.data() + s.size(), big);
-    if (ec != std::errc()) return std::nullopt;
-    *pos = static_cast<size_t>(p - s.data());
-    return big;
-  }
-  *pos = j;
-  return neg ? -static_cast<int64_t>(v) : static_cast<int64_t>(v);
+std::optional<int64_t> LongIntAt(std::string_view s, size_t i, size_t* pos) {
+  int64_t big = 0;
+  auto [p, ec] = std::from_chars(s.data() + i, s.data() + s.size(), big);
+  if (ec != std::errc()) return std::nullopt;
+  *pos = static_cast<size_t>(p - s.data());
+  return big;
 }
 
 // Integer that may carry thousands separators ("4,536").

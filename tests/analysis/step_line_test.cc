@@ -2,12 +2,14 @@
 // into the repo here as test data), one block per framework.
 #include <gtest/gtest.h>
 
+#include <charconv>
 #include <cmath>
 #include <cstdlib>
 #include <random>
 #include <string>
 
 #include "analysis/step_line.h"
+#include "analysis/step_line_detail.h"
 
 namespace sparkops {
 namespace {
@@ -150,6 +152,35 @@ TEST(StepLine, NumberFastPathAgreesWithStrtod) {
   EXPECT_EQ(OtherRankPrefix("[rank0]:x"), 0);
   EXPECT_EQ(OtherRankPrefix("[rank12345678]:x"), 0) << "too many digits: left to the full parser";
   EXPECT_EQ(OtherRankPrefix("[rankX]:x"), 0);
+}
+
+TEST(StepLine, IntAtAgreesWithFromChars) {
+  // IntAt reads up to 7 digits with one 8-byte load (SWAR) when 8 bytes are there, else a loop:
+  // every length, sign, what follows, and how much of the view is left must give from_chars's
+  // value and end.
+  std::mt19937_64 rng(5);
+  const char* after[] = {"", "/", " ", "x", ":", "\xff", "\x2f", "\x3a", "0"};
+  for (int n = 0; n < 200000; ++n) {
+    std::string digits = std::to_string(rng() % 10000000000000000000ull).substr(0, 1 + rng() % 20);
+    std::string t = std::string(rng() % 3, ' ') + (rng() % 4 == 0 ? "-" : "") + digits;
+    std::string text = t + after[rng() % std::size(after)] + std::string(rng() % 10, 'y');
+    std::string_view view(text.data(), t.size() + rng() % (text.size() - t.size() + 1));
+    size_t pos = 0;
+    auto got = detail::IntAt(view, &pos);
+    size_t i = view.find_first_not_of(' ');
+    int64_t want = 0;
+    auto [p, ec] = std::from_chars(view.data() + i, view.data() + view.size(), want);
+    if (ec != std::errc()) {
+      EXPECT_FALSE(got) << text;
+      continue;
+    }
+    ASSERT_TRUE(got) << text;
+    EXPECT_EQ(*got, want) << text;
+    EXPECT_EQ(pos, static_cast<size_t>(p - view.data())) << text;
+  }
+  size_t pos = 0;
+  EXPECT_FALSE(detail::IntAt("  -x 12345678", &pos));
+  EXPECT_FALSE(detail::IntAt("abcdefghijk", &pos));
 }
 
 TEST(StepLine, RanksAndTotals) {
