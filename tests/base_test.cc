@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstdint>
 #include <random>
 #include <string>
 #include <vector>
@@ -102,23 +104,24 @@ TEST(ByteScan, VisitsEveryPlaceOfTheByteInOrderAndStopsWhereAsked) {
   EXPECT_EQ(got.back(), 19u);
 }
 
-TEST(ByteScan, EitherByteVisitsThePlacesOfBothInOrder) {
+TEST(ByteScan, LineBreakMasksMarkEveryNewlineAndCarriageReturnOfTheBlock) {
+  // Against a plain loop: every length up to past one block (only `avail` bytes may be read:
+  // the view sits at the end of its buffer), bytes with the high bit set, runs of breaks.
   std::mt19937 rng(12);
-  const char alphabet[] = {'\n', '\r', 'a', '\xff', '\x80', '\0'};
-  for (size_t n = 0; n < 70; ++n)
-    for (int rep = 0; rep < 20; ++rep) {
-      std::string s(n, 'x');
-      for (char& ch : s) ch = alphabet[rng() % sizeof alphabet];
-      for (auto [a, b] : {std::pair{'\n', '\r'}, std::pair{'\xff', '\0'}, std::pair{'q', '\r'}}) {
-        std::vector<size_t> want, got;
-        for (size_t i = 0; i < n; ++i)
-          if (s[i] == a || s[i] == b) want.push_back(i);
-        EXPECT_EQ(FindEitherByteWhere(s, a, b, [&](size_t i) { got.push_back(i); return false; }), std::string_view::npos);
-        EXPECT_EQ(got, want) << "n " << n;
-        if (!want.empty()) {
-          EXPECT_EQ(FindEitherByteWhere(s, a, b, [](size_t) { return true; }), want[0]);
-        }
+  const char alphabet[] = {'\n', '\r', 'a', '\xff', '\x80', '\0', '\x8a'};
+  for (size_t avail = 0; avail <= 70; ++avail)
+    for (int rep = 0; rep < 50; ++rep) {
+      std::string buf(avail, 'x');
+      for (char& ch : buf) ch = alphabet[rng() % sizeof alphabet];
+      uint64_t nl = 1, cr = 1, want_nl = 0, want_cr = 0;
+      for (size_t i = 0; i < std::min<size_t>(avail, 64); ++i) {
+        want_nl |= static_cast<uint64_t>(buf[i] == '\n') << i;
+        want_cr |= static_cast<uint64_t>(buf[i] == '\r') << i;
       }
+      std::vector<char> exact(buf.begin(), buf.end());  // no byte after `avail` to read
+      LineBreakMasks(exact.data(), avail, &nl, &cr);
+      EXPECT_EQ(nl, want_nl) << "avail " << avail;
+      EXPECT_EQ(cr, want_cr) << "avail " << avail;
     }
 }
 

@@ -27,7 +27,9 @@ class ExporterFault : public ::testing::Test {
     ASSERT_GT(port_, 0) << "exporter printed no address";
   }
   void TearDown() override {
-    if (child_ && child_->started()) EXPECT_TRUE(child_->Stop(SIGTERM, 10000).has_value());
+    if (child_ && child_->started()) {
+      EXPECT_TRUE(child_->Stop(SIGTERM, 10000).has_value());
+    }
   }
   int Connect(bool nonblocking) const {
     int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | (nonblocking ? SOCK_NONBLOCK : 0), 0);

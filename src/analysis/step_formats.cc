@@ -142,7 +142,7 @@ void ParseTqdm(std::string_view s, size_t unit, bool per_it, StepLine& r) {
   auto m = IntAt(counts, &p);
   r.format = "tqdm";
   r.step = *n;
-  r.total = m;
+  if (m) r.total = *m;  // not `r.total = m`: that reloaded m whole before its flag byte had landed
   // rate: the number right before the unit ("4.56it/s", "78.12s/it", "?it/s")
   size_t comma = RFind(s, ',', unit);
   if (comma != std::string_view::npos && comma > open) {

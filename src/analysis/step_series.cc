@@ -255,6 +255,10 @@ class StepEventSegment : public LineSegment {
     ForEachRecord(
         line,
         [&](std::string_view text, int64_t arrival) {
+          if (OtherRankPrefix(text)) {  // most lines of a multi-rank log: no event to make
+            ++other_rank_lines;
+            return;
+          }
           bool other_rank = false;
           // Parsed in place: copying a just-written event into the vector reloaded it before
           // its narrow stores had landed (a store-forwarding stall, a quarter of this function).

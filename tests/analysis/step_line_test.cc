@@ -108,14 +108,18 @@ const Case kCases[] = {
 
 void ExpectNear(const std::optional<double>& got, const std::optional<double>& want, const char* what, const char* name) {
   ASSERT_EQ(got.has_value(), want.has_value()) << name << ": " << what;
-  if (want) EXPECT_NEAR(*got, *want, std::fabs(*want) * 1e-4 + 1e-9) << name << ": " << what;
+  if (want) {
+    EXPECT_NEAR(*got, *want, std::fabs(*want) * 1e-4 + 1e-9) << name << ": " << what;
+  }
 }
 
 TEST(StepLine, EveryFormatTable) {
   for (const Case& c : kCases) {
     StepLine l = ParseStepLine(c.line);
     EXPECT_EQ(l.kind, c.kind) << c.name;
-    if (c.kind != K::kNone) EXPECT_STREQ(l.format, c.format) << c.name;
+    if (c.kind != K::kNone) {
+      EXPECT_STREQ(l.format, c.format) << c.name;
+    }
     EXPECT_EQ(l.step, c.step) << c.name;
     ExpectNear(l.step_time_s, c.step_time_s, "step_time_s", c.name);
     ExpectNear(l.throughput, c.throughput, "throughput", c.name);
