@@ -26,8 +26,6 @@ unsigned DefaultScanThreads() {
 
 namespace {
 
-constexpr size_t kPrefetchAhead = 1024;
-
 /// Scans segment `k`: the lines that start in [k*S, (k+1)*S) of a file of `size` bytes, mapped
 /// (no copy) with kMaxLineBytes + 1 bytes after it, so the last line is completed from the
 /// next segment's bytes and one longer than kMaxLineBytes is cut there. Mappings are per segment
@@ -51,7 +49,6 @@ std::string ScanSegment(int fd, uint64_t size, size_t k, size_t seg_bytes, LineS
   bool pending_cr = false;   // a '\r' in the current line, in the blocks already passed
   for (size_t base = 0; base < n && lo < stop; base += 64) {
     uint64_t nl, cr;
-    __builtin_prefetch(d + base + kPrefetchAhead);  // ahead of the bytes the scan waits for
     LineBreakMasks(d + base, n - base, &nl, &cr);
     while (nl) {
       const uint64_t upto = nl ^ (nl - 1);  // the bits up to and including the first '\n'

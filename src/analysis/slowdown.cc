@@ -54,8 +54,8 @@ std::vector<float> RollingMedian(const std::vector<float>& v, size_t w) {
 }
 
 namespace {
-/// Point indices of usable-point indices: the skipped points (sorted) are walked with a cursor,
-/// so increasing queries cost one pass over them in all (a query going back starts over).
+/// The point index of the u-th usable point, from the sorted list of skipped points: walked with
+/// a cursor, so increasing queries cost one pass over the list in all (going back starts over).
 class PointIndex {
  public:
   explicit PointIndex(const std::vector<uint32_t>& skipped) : skipped_(skipped) {}

@@ -57,7 +57,7 @@ inline void LineBreakMasks(const char* p, size_t avail, uint64_t* nl, uint64_t* 
     }
   } else {
 #if defined(__SSE2__)
-    const __m128i cn = _mm_set1_epi8('\n'), cr_ = _mm_set1_epi8('\r');
+    const __m128i cn = _mm_set1_epi8('\n'), cc = _mm_set1_epi8('\r');
     const __m128i v0 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
     const __m128i v1 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 16));
     const __m128i v2 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 32));
@@ -66,7 +66,7 @@ inline void LineBreakMasks(const char* p, size_t avail, uint64_t* nl, uint64_t* 
       return static_cast<uint64_t>(static_cast<uint32_t>(_mm_movemask_epi8(_mm_cmpeq_epi8(v, c))));
     };
     n = bits(v0, cn) | bits(v1, cn) << 16 | bits(v2, cn) << 32 | bits(v3, cn) << 48;
-    r = bits(v0, cr_) | bits(v1, cr_) << 16 | bits(v2, cr_) << 32 | bits(v3, cr_) << 48;
+    r = bits(v0, cc) | bits(v1, cc) << 16 | bits(v2, cc) << 32 | bits(v3, cc) << 48;
 #elif defined(__ARM_NEON)
     const uint8_t* u = reinterpret_cast<const uint8_t*>(p);
     const uint8x16_t v0 = vld1q_u8(u), v1 = vld1q_u8(u + 16), v2 = vld1q_u8(u + 32), v3 = vld1q_u8(u + 48);

@@ -2,6 +2,7 @@
 #include <sys/stat.h>
 
 #include <fstream>
+#include <random>
 #include <thread>
 
 #include "analysis/line_reader.h"
@@ -120,6 +121,36 @@ TEST(ParallelLines, SameLinesInTheSameOrderAsTheSequentialReader) {
       EXPECT_EQ(st.bytes, seq.bytes);
       EXPECT_EQ(st.truncated_lines, 1u);
       EXPECT_EQ(segments, (content.size() + seg - 1) / seg) << "one merge per segment";
+    }
+  }
+}
+
+TEST(ParallelLines, RandomFilesGiveTheSequentialReadersLines) {
+  // Random line lengths around the 64-byte blocks the scan works in (empty lines, runs of
+  // '\n', '\r' anywhere, bytes with the high bit set, with or without a final newline), cut into
+  // segments of odd sizes: the same lines in the same order as the sequential reader, and no
+  // line told "no '\r'" that has one (CollectSegment checks).
+  std::mt19937 rng(21);
+  TempDir d;
+  for (int trial = 0; trial < 8; ++trial) {
+    std::string content;
+    while (content.size() < 40000) {
+      const size_t len = rng() % 4 == 0 ? rng() % 3 : rng() % 200;
+      for (size_t i = 0; i < len; ++i) {
+        const unsigned r = rng() % 64;
+        content += r == 0 ? '\r' : r == 1 ? '\xff' : static_cast<char>('a' + r % 26);
+      }
+      content += '\n';
+    }
+    if (trial % 2) content += "tail without a newline";
+    const std::string path = d.Write("random" + std::to_string(trial), content);
+    LineReadStats seq{};
+    const auto expected = Collect(path, 64u << 20, &seq);
+    for (size_t seg : {size_t{63}, size_t{64}, size_t{65}, size_t{1000 + rng() % 3000}}) {
+      LineReadStats st{};
+      EXPECT_EQ(CollectParallel(path, {3, seg}, &st), expected) << "trial " << trial << " segment " << seg;
+      EXPECT_EQ(st.lines, seq.lines) << "trial " << trial << " segment " << seg;
+      EXPECT_EQ(st.bytes, seq.bytes);
     }
   }
 }
