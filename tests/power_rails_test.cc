@@ -42,7 +42,9 @@ TEST(ParseThermalZone, Table) {
   for (const auto& c : cases) {
     auto z = ParseThermalZone(3, c.type, c.temp);
     EXPECT_EQ(z.has_value(), c.ok) << c.type << " " << c.temp;
-    if (z && c.ok) EXPECT_DOUBLE_EQ(z->temp_c, c.c);
+    if (z && c.ok) {
+      EXPECT_DOUBLE_EQ(z->temp_c, c.c);
+    }
   }
 }
 

@@ -149,7 +149,7 @@ PowerReading ReadPowerReading(const HostFs& fs) {
     if (d.name != kSpbmName) continue;
     if (d.attrs.count("prochot") && d.attrs.count("pl_level")) break;
     // The hwmon's parent device (its `device` link), then the ACPI device by its fixed name.
-    for (const std::string dir : {d.dir + "/device", std::string(kSpbmAcpiDir)}) {
+    for (const std::string& dir : {d.dir + "/device", std::string(kSpbmAcpiDir)}) {
       HwmonDevice a = ReadHwmonDir(fs, dir, kAttrs);
       for (const auto& [k, v] : a.attrs) acpi.emplace(k, v);
     }
