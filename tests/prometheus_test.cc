@@ -65,6 +65,7 @@ ExporterInputs FullInputs() {
   s.mem_pressure_some_avg10 = 1.53;
   s.gpu_attributed_bytes = uint64_t{21474836480};
   s.events = {"thermal_signature"};
+  s.power = ReadPowerReading(HostFs(Fixture("power/spbm_ewma")));  // issue 18: every power family
   in.sample = s;
   in.workloads = {{"vllm", 4242, "uncapped", uint64_t{68719476736}}, {"trainer", 5151, "idle", std::nullopt}};
   PreflightSnapshot pf;

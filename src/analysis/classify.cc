@@ -1,4 +1,5 @@
 #include "analysis/classify.h"
+#include "analysis/power_causes.h"
 #include "base/json_text.h"
 
 #include <algorithm>
@@ -184,6 +185,10 @@ Classification Classify(const ThermalSeries* thermal, const std::vector<RunEvent
       ruled.push_back(ms.n ? fmt::format("memory_pressure: MemAvailable {:.1f}–{:.1f} GiB over the span{}", ms.min, ms.max,
                                          ss.n ? fmt::format(", swap {:.1f} GiB", ss.max) : std::string())
                            : std::string("memory_pressure: MemAvailable not recorded"));
+    // issue 18: PROCHOT, firmware limiters, DC input (analysis/power_causes.h)
+    std::vector<PowerFinding> power_found;
+    ClassifyPower(before, span, clocks_fell, &power_found, &ruled);
+    for (PowerFinding& f : power_found) found.push_back({f.cause, f.priority, std::move(f.evidence)});
   }
   // contention: a new near-capacity or uncapped process shortly before or during the span.
   std::vector<std::string> cont;

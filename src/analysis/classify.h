@@ -1,6 +1,7 @@
 #pragma once
 /// Why a slowdown happened: the telemetry over the same time span against the telemetry before
-/// it. Causes: thermal, power_cap, pd_degraded, contention, memory_pressure, unknown. Every
+/// it. Causes: thermal, power_cap, pd_degraded, contention, memory_pressure, unknown; and from the
+/// spbm power columns prochot, power_cap (limiter named), power_delivery (power_causes.h). Every
 /// verdict carries the evidence used and what was ruled out (and why). Thresholds and their
 /// sources: docs/readme/analysis.md.
 #include <cstdint>

@@ -17,10 +17,12 @@ enum ThermalCsvParser::Col : int {
   kPsi, kGpuAttr, kReasons, kThrottle, kEvent,
   // nvidia-smi per-reason columns ("Active" / "Not Active")
   kBitSwPower, kBitHwSlow, kBitSwThermal, kBitHwThermal, kBitHwBrake,
+  kPowerFirst = 1000,  // issue 18: kPowerFirst + PowerColumnIndex(name), clear of other columns
 };
 
 namespace {
 constexpr size_t kMaxRows = 50'000'000;
+constexpr int kPowerColumnBase = 1000;  // == ThermalCsvParser::kPowerFirst
 
 int ColumnFor(std::string name) {
   // "power.draw [W]" -> "power.draw"
@@ -44,6 +46,7 @@ int ColumnFor(std::string name) {
   };
   for (const M& m : kMap)
     if (name == m.n) return m.c;
+  if (int p = PowerColumnIndex(name); p >= 0) return kPowerColumnBase + p;
   return 0;
 }
 
@@ -140,7 +143,8 @@ Result<bool> ThermalCsvParser::AddLine(std::string_view raw, uint64_t lineno) {
         std::optional<double>* slot[] = {nullptr, nullptr, &r.temp_c, &r.power_w, &r.power_limit_w, &r.sm_clock_mhz,
                                          &r.sm_clock_max_mhz, &r.util_pct, &r.mem_total_gib, &r.mem_available_gib,
                                          &r.swap_used_gib, &r.psi_some_avg10, &r.gpu_attributed_gib};
-        *slot[c] = *num;
+        if (c >= kPowerFirst) *PowerColumnSlot(r.power, c - kPowerFirst) = *num;
+        else *slot[c] = *num;
       }
     }
   }

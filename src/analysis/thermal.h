@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "analysis/localtime.h"
+#include "analysis/power_columns.h"
 #include "base/error.h"
 #include "telemetry/reasons.h"  // the NVML clock-event reason bits
 
@@ -22,6 +23,7 @@ struct ThermalRow {
   std::optional<uint64_t> reasons;  ///< clock-event reasons bitmask
   std::string throttle;             ///< "+"-joined active throttle reasons ("" when none or absent)
   std::string events;               ///< ";"-joined sampler events
+  PowerColumns power;               ///< issue 18: rails, limits, PROCHOT, CPU/SoC temperatures
 };
 
 struct ThermalSeries {

@@ -2,6 +2,7 @@
 
 #include "base/strings.h"
 #include "checks/check.h"
+#include "checks/g10_pair.h"
 #include "workloads/parallelism.h"
 
 namespace sparkops {
@@ -66,6 +67,7 @@ CheckResult CheckG10(const HostFacts& f) {
       r.status = CheckStatus::kSkip;
       r.summary = "nothing to read: no --config given, no launcher variables (WORLD_SIZE, NNODES, ...), "
                   "no running launcher";
+      ApplySparkPair(f, false, r);  // issue 18: NCCL variables alone still get the link checked
     }
     return r;
   }
@@ -95,6 +97,7 @@ CheckResult CheckG10(const HostFacts& f) {
   if (worst == LayoutLevel::kFail || worst == LayoutLevel::kWarn)
     r.fix = "across two Sparks use DDP or FSDP (accelerate distributed_type: FSDP, DeepSpeed ZeRO) with TP=1; "
             "keep tensor/pipeline parallelism inside one machine";
+  ApplySparkPair(f, job_nodes.value_or(1) > 1, r);  // issue 18: the Spark-pair link
   return r;
 }
 

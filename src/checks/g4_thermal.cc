@@ -2,6 +2,7 @@
 
 #include "base/strings.h"
 #include "checks/check.h"
+#include "checks/g4_power.h"
 #include "telemetry/reasons.h"
 
 namespace sparkops {
@@ -48,6 +49,9 @@ CheckResult CheckG4(const HostFacts& f) {
   r.evidence.push_back("a clear reason mask does not prove full speed on GB10: power-delivery-degraded and hidden "
                        "slow states set no reason bit; watch clocks under load with `sparkops sample`");
   if (snap.gpus.size() > 1) r.evidence.push_back(fmt::format("{} GPUs; the line shows GPU 0", snap.gpus.size()));
+  // issue 18: PROCHOT / power-limit level / DC input / CPU temperature from outside NVML
+  for (auto& line : G4PowerLines(ReadPowerReading(f.ctx().fs), g.name.find("GB10") != std::string::npos))
+    r.evidence.push_back(std::move(line));
   return r;
 }
 

@@ -1,4 +1,5 @@
 #include "exporter/collectors.h"
+#include "exporter/power_collector.h"
 
 #include <chrono>
 
@@ -83,6 +84,7 @@ Collection CollectAll(const Context& ctx) {
   c.inputs.collectors.push_back(CollectMemory(ctx, c.mem));
   c.inputs.collectors.push_back(CollectPressure(ctx, s.mem_pressure_some_avg10));
   c.inputs.collectors.push_back(CollectWorkloads(ctx, c.gpu, c.inputs.workloads));
+  c.inputs.collectors.push_back(CollectPower(ctx, s.power));  // issue 18
   c.inputs.gpus = c.gpu.gpus;
   if (!c.gpu.gpus.empty()) s.gpu = c.gpu.gpus.front();
   s.mem = c.mem;

@@ -182,6 +182,18 @@ std::string RenderHtmlReport(const AnalysisResult& r) {
     }
     panels.push_back(std::move(p));
   }
+  if (r.thermal && time) {  // issue 18: spbm rails and the CPU temperature, drawn only when recorded
+    struct PF { const char* title; const char* unit; const char* color; std::optional<double> PowerColumns::*f; };
+    const PF power_fields[] = {{"DC input (spbm)", "W", "#862e9c", &PowerColumns::dc_input_w},
+                               {"SoC package power (spbm)", "W", "#e67700", &PowerColumns::soc_pkg_power_w},
+                               {"CPU temperature", "°C", "#c92a2a", &PowerColumns::cpu_temp_c}};
+    for (const PF& f : power_fields) {
+      std::vector<Pt> v;
+      for (auto& row : r.thermal->rows)
+        if (row.power.*f.f) v.push_back({static_cast<double>(row.t_ms), *(row.power.*f.f)});
+      if (!v.empty()) panels.push_back({f.title, f.unit, f.color, Thin(v, 1600), ""});
+    }
+  }
   // x range over everything drawn
   bool any = false;
   for (auto& p : panels)

@@ -1,4 +1,5 @@
 #include "report/prometheus.h"
+#include "report/power_metrics.h"
 
 #include <fmt/format.h>
 
@@ -8,7 +9,7 @@
 namespace sparkops {
 
 const std::vector<MetricFamily>& MetricFamilies() {
-  static const std::vector<MetricFamily> kFamilies = {
+  static std::vector<MetricFamily> kFamilies = {
       {"sparkops_gpu_info", "gauge", "GPU identity (value 1): name and driver version as labels."},
       {"sparkops_gpu_temperature_celsius", "gauge", "GPU temperature in degrees Celsius."},
       {"sparkops_gpu_power_watts", "gauge", "GPU power draw in watts."},
@@ -50,6 +51,11 @@ const std::vector<MetricFamily>& MetricFamilies() {
       {"sparkops_collector_success", "gauge", "1 when the collector's last run succeeded, else 0."},
       {"sparkops_collector_duration_seconds", "gauge", "Wall time of the collector's last run, seconds."},
   };
+  static const bool power_added = [] {  // issue 18: power rails, limits, PROCHOT, temperatures
+    kFamilies.insert(kFamilies.end(), PowerMetricFamilies().begin(), PowerMetricFamilies().end());
+    return true;
+  }();
+  (void)power_added;
   return kFamilies;
 }
 
@@ -179,6 +185,8 @@ std::string RenderMetrics(const ExporterInputs& in) {
     if (s.mem_pressure_some_avg10)
       b.Add("sparkops_memory_pressure_some_avg10_ratio", {}, *s.mem_pressure_some_avg10 / 100.0);
     b.Add("sparkops_sample_timestamp_seconds", {}, UnixSeconds(s.time));
+    if (s.power)  // issue 18 (report/power_metrics.h)
+      for (const MetricPoint& m : PowerMetricPoints(*s.power)) b.Add(m.family, m.labels, m.value);
   }
   for (const WorkloadInfo& w : in.workloads) {
     const Labels l = {{"kind", w.kind}, {"pid", std::to_string(w.pid)}, {"verdict", w.verdict}};

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "base/strings.h"
+#include "telemetry/power_csv.h"
 #include "telemetry/reasons.h"
 
 namespace sparkops {
@@ -17,11 +18,16 @@ std::string Gib(std::optional<uint64_t> v) { return v ? fmt::format("{:.3f}", To
 }  // namespace
 
 const std::vector<std::string>& CsvColumns() {
-  static const std::vector<std::string> c = {
+  static std::vector<std::string> c = {
       "timestamp",         "gpu_temp_c",        "power_w",        "power_limit_w",  "sm_clock_mhz",
       "clock_event_reasons", "throttle",        "mem_total_gib",  "mem_available_gib", "page_cache_gib",
       "swap_used_gib",     "mem_pressure_some_avg10", "sm_clock_max_mhz", "gpu_util_pct", "energy_j",
       "gpu_attributed_gib", "mem_free_gib",     "event"};
+  static const bool power_added = [] {  // issue 18: the power columns, before `event`
+    c.insert(c.end() - 1, PowerCsvColumns().begin(), PowerCsvColumns().end());
+    return true;
+  }();
+  (void)power_added;
   return c;
 }
 
@@ -59,6 +65,8 @@ std::string CsvRow(const Sample& s) {
       Gib(m.free),
       Join(s.events, ";"),
   };
+  auto power = PowerCsvCells(s.power ? &*s.power : nullptr);  // issue 18, before `event`
+  cells.insert(cells.end() - 1, power.begin(), power.end());
   return Join(cells, ",") + "\n";
 }
 

@@ -44,6 +44,8 @@ std::vector<std::string> EventDetector::Update(const Sample& s) {
     if (hot && !hot_) ev.push_back("hot");
     hot_ = hot;
   }
+  auto power = power_.Update(s);  // issue 18: after the GPU events
+  ev.insert(ev.end(), power.begin(), power.end());
   return ev;
 }
 

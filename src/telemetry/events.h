@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "telemetry/power_events.h"
 #include "telemetry/sample.h"
 
 namespace sparkops {
@@ -37,6 +38,7 @@ class EventDetector {
   std::vector<std::pair<double, double>> thermal_run_;  ///< (temp, power) of the current rising stretch
   bool thermal_fired_ = false;
   bool hot_ = false;
+  PowerEventDetector power_;  ///< prochot_on/off, pl_level_change, power_delivery_low, cpu_temp_high
 };
 
 }  // namespace sparkops

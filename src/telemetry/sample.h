@@ -9,6 +9,7 @@
 #include "base/timefmt.h"
 #include "host/gpu.h"
 #include "host/meminfo.h"
+#include "host/power_rails.h"
 
 namespace sparkops {
 
@@ -22,6 +23,9 @@ struct Sample {
   std::string gpu_source;                      ///< "nvml", "nvidia-smi", "nvml+nvidia-smi", "none"
   /// Why the GPU columns are empty: no GPU readable, or the GPU was lost mid-run ("" otherwise).
   std::string gpu_note;
+  /// Power rails, limits, PROCHOT, CPU/SoC temperatures (spbm hwmon, thermal zones); absent when
+  /// nothing was readable.
+  std::optional<PowerReading> power;
 };
 
 }  // namespace sparkops

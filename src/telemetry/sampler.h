@@ -3,6 +3,7 @@
 /// at construction), /proc/meminfo and /proc/pressure/memory under --root.
 #include "cli/context.h"
 #include "host/gpu.h"
+#include "host/power_rails.h"
 #include "telemetry/sample.h"
 
 namespace sparkops {
@@ -17,6 +18,7 @@ class Sampler {
  private:
   const Context& ctx_;
   GpuReader gpu_;
+  EnergyRates energy_;  ///< power averaged from the spbm energy counters between samples
 };
 
 /// Sum of the per-process GPU memory NVML reports: absent when the process list is not readable or
