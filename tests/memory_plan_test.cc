@@ -169,6 +169,20 @@ TEST(Plan, MalformedModelFilesAreExit2NamingTheFile) {
   d.Write("dtype/model.safetensors", st + h);
   d.Write("json/config.json", cfg);
   d.Write("json/model.safetensors", std::string("\x05\x00\x00\x00\x00\x00\x00\x00{abc}", 13));
+  // Shapes whose product wraps 2^64 (read as "1.0 M params, fits" before), and a tensor whose data
+  // lies past the end of the file.
+  auto with_header = [](const std::string& hdr, size_t data) {
+    std::string st(8, '\0');
+    for (int i = 0; i < 8; ++i) st[static_cast<size_t>(i)] = static_cast<char>((hdr.size() >> (8 * i)) & 0xff);
+    return st + hdr + std::string(data, '\0');
+  };
+  d.Write("wrap/config.json", cfg);
+  d.Write("wrap/model.safetensors",
+          with_header(R"({"w":{"dtype":"BF16","shape":[4294967296,4294967296,1048576],"data_offsets":[0,2097152]}})",
+                      2097152));
+  d.Write("outside/config.json", cfg);
+  d.Write("outside/model.safetensors",
+          with_header(R"({"w":{"dtype":"BF16","shape":[1000],"data_offsets":[0,2000]}})", 100));
   struct Case {
     const char* dir;
     const char* file;
@@ -178,7 +192,9 @@ TEST(Plan, MalformedModelFilesAreExit2NamingTheFile) {
                {"beyond", "model.safetensors", "beyond the end"},
                {"huge", "model.safetensors", "100 MB"},
                {"dtype", "model.safetensors", "unknown dtype 'INT3'"},
-               {"json", "model.safetensors", "not a JSON object"}};
+               {"json", "model.safetensors", "not a JSON object"},
+               {"wrap", "model.safetensors", "tensor 'w' shape is implausibly large"},
+               {"outside", "model.safetensors", "tensor 'w' data_offsets [0, 2000] lie outside"}};
   for (const auto& c : cases) {
     auto r = RunInProcess({"plan", d.path() + "/" + c.dir, "--budget-gib", "100"});
     EXPECT_EQ(r.rc, 2) << c.dir << ": " << r.err;

@@ -1,3 +1,4 @@
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -168,6 +169,24 @@ TEST(Safetensors, CountsPerDtypeAndRejectsUnknownDtype) {
   EXPECT_FALSE(ParseSafetensorsHeader(R"({"a":{"dtype":"F16","shape":[-1]}})", "f"));
 }
 
+TEST(Safetensors, SumsOfUntrustedSizesNeverWrap) {
+  // 3,000 tensors of 2^50 F64 elements: each 2^53 bytes, together past 2^64.
+  std::string h = "{";
+  for (int i = 0; i < 3000; ++i) h += fmt::format("{}\"t{}\":{{\"dtype\":\"F64\",\"shape\":[1125899906842624]}}", i ? "," : "", i);
+  h += "}";
+  auto r = ParseSafetensorsHeader(h, "m.safetensors");
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().message.find("past 2^64"), std::string::npos) << r.error().message;
+  // The same tensor once is fine (2^50 elements is the cap, not an error).
+  EXPECT_TRUE(ParseSafetensorsHeader(R"({"t":{"dtype":"F64","shape":[1125899906842624]}})", "m.safetensors"));
+  // With the file's data size known, a tensor must fit inside it and match its shape.
+  EXPECT_FALSE(ParseSafetensorsHeader(R"({"t":{"dtype":"F16","shape":[4],"data_offsets":[0,8]}})", "f", 7));
+  EXPECT_FALSE(ParseSafetensorsHeader(R"({"t":{"dtype":"F16","shape":[4],"data_offsets":[0,6]}})", "f", 8));
+  EXPECT_FALSE(ParseSafetensorsHeader(R"({"t":{"dtype":"F16","shape":[4],"data_offsets":[8,0]}})", "f", 8));
+  EXPECT_FALSE(ParseSafetensorsHeader(R"({"t":{"dtype":"F16","shape":[4]}})", "f", 8));
+  EXPECT_TRUE(ParseSafetensorsHeader(R"({"t":{"dtype":"F16","shape":[4],"data_offsets":[0,8]}})", "f", 8));
+}
+
 TEST(Safetensors, DirectoryWithIndexAndShards) {
   testing::TempDir d;
   const std::string h1 = R"({"w1":{"dtype":"BF16","shape":[1000,10],"data_offsets":[0,20000]}})";
@@ -192,7 +211,7 @@ TEST(ResolveModel, DirectoryUsesHeaderCountAndSaysSo) {
   testing::TempDir d;
   d.Write("config.json", R"({"model_type":"llama","vocab_size":100,"hidden_size":64,"intermediate_size":128,
     "num_hidden_layers":2,"num_attention_heads":4})");
-  d.Write("model.safetensors", Safetensors(R"({"w":{"dtype":"BF16","shape":[12345]}})", 24690));
+  d.Write("model.safetensors", Safetensors(R"({"w":{"dtype":"BF16","shape":[12345],"data_offsets":[0,24690]}})", 24690));
   auto m = ResolveModel(d.path());
   ASSERT_TRUE(m) << m.error().message;
   EXPECT_EQ(m->params, 12345u);

@@ -12,6 +12,8 @@
 #include <vector>
 
 #include "analysis/mapped_range.h"
+#include "base/encoding.h"
+#include "host/hostfs.h"
 
 namespace sparkops {
 
@@ -85,11 +87,29 @@ std::optional<Result<LineReadStats>> MappedLines(int fd, uint64_t size, const st
 
 Result<LineReadStats> ForEachLine(const std::string& path,
                                   const std::function<bool(std::string_view, uint64_t)>& fn, size_t window) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return Fail(errno == ENOENT ? Error::Kind::kInput : Error::Kind::kIo, path + ": " + std::strerror(errno));
+  // A regular file or a pipe (streamed); a device (/dev/zero), socket or directory is refused, and a
+  // FIFO nobody writes to is an error after a wait, never a hang.
+  auto opened = OpenInput(path, InputKind::kRegularOrPipe);
+  if (!opened) {
+    Error e = opened.error();
+    if (e.kind == Error::Kind::kNotFound) e.kind = Error::Kind::kInput;
+    return std::unexpected(e);
+  }
+  int fd = *opened;
+  // A UTF-8 byte-order mark is not part of the first line (it would hide a step 1).
+  const std::function<bool(std::string_view, uint64_t)> fn_bom = [&fn](std::string_view line, uint64_t n) {
+    if (n == 1 && line.substr(0, kUtf8Bom.size()) == kUtf8Bom) line.remove_prefix(kUtf8Bom.size());
+    return fn(line, n);
+  };
   struct stat sb {};
   if (::fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) && sb.st_size > 0) {
-    auto mapped = MappedLines(fd, static_cast<uint64_t>(sb.st_size), path, fn, window);
+    char head[64];
+    ssize_t got = ::pread(fd, head, sizeof head, 0);
+    if (auto enc = DescribeNonUtf8(std::string_view(head, got > 0 ? static_cast<size_t>(got) : 0))) {
+      ::close(fd);
+      return InputError(NonUtf8Message(path, *enc));
+    }
+    auto mapped = MappedLines(fd, static_cast<uint64_t>(sb.st_size), path, fn_bom, window);
     if (mapped) {
       ::close(fd);
       return std::move(*mapped);
@@ -113,6 +133,12 @@ Result<LineReadStats> ForEachLine(const std::string& path,
       return IoError(path + ": read failed: " + std::strerror(e));
     }
     if (n == 0) break;
+    if (st.bytes == 0) {  // a pipe: the first block tells the encoding
+      if (auto enc = DescribeNonUtf8(std::string_view(buf.data(), static_cast<size_t>(n)))) {
+        ::close(fd);
+        return InputError(NonUtf8Message(path, *enc));
+      }
+    }
     st.bytes += static_cast<uint64_t>(n);
     const char* data = buf.data();
     size_t end = have + static_cast<size_t>(n);
@@ -124,7 +150,7 @@ Result<LineReadStats> ForEachLine(const std::string& path,
       size_t pos = static_cast<size_t>(static_cast<const char*>(nl) - data);
       if (!skipping) {
         ++st.lines;
-        if (!fn(std::string_view(data + start, pos - start), st.lines)) {
+        if (!fn_bom(std::string_view(data + start, pos - start), st.lines)) {
           stop = true;
           break;
         }
@@ -141,7 +167,7 @@ Result<LineReadStats> ForEachLine(const std::string& path,
     } else if (rest > kMaxLineBytes) {
       ++st.lines;
       ++st.truncated_lines;
-      if (!fn(std::string_view(data + start, kMaxLineBytes), st.lines)) break;
+      if (!fn_bom(std::string_view(data + start, kMaxLineBytes), st.lines)) break;
       skipping = true;
       have = 0;
     } else {
@@ -152,7 +178,7 @@ Result<LineReadStats> ForEachLine(const std::string& path,
   if (!stop) st.last_unterminated = have > 0 || skipping;
   if (!stop && have > 0 && !skipping) {
     ++st.lines;
-    fn(std::string_view(buf.data(), have), st.lines);
+    fn_bom(std::string_view(buf.data(), have), st.lines);
   }
   ::close(fd);
   return st;

@@ -1,8 +1,5 @@
 #include "analysis/localtime.h"
 
-#include <cstdlib>
-#include <ctime>
-
 #include "base/strings.h"
 
 namespace sparkops {
@@ -28,41 +25,23 @@ std::optional<int64_t> FixedOffset(std::string_view z) {
 }
 }  // namespace
 
-Result<LocalZone> LocalZone::Make(const std::string& zone) {
+Result<LocalZone> LocalZone::Make(const std::string& zone, const HostFs& fs) {
   LocalZone z;
   z.name_ = zone;
   if (auto f = FixedOffset(zone)) {
     z.fixed_ = f;
     return z;
   }
-  if (!zone.empty() && zone[0] != ':' && zone.find('/') == std::string::npos && zone.find_first_of("0123456789") == std::string::npos)
-    return InputError("--tz " + zone + ": not a zone (use UTC, +HH:MM, or a name like Europe/Berlin)");
+  auto rules = ResolveZone(fs, zone);
+  if (!rules) return std::unexpected(Error{rules.error().kind, "--tz: " + rules.error().message});
+  z.rules_ = std::move(*rules);
+  if (z.rules_.transitions.empty() && (!z.rules_.tail || !z.rules_.tail->dst_offset))
+    z.fixed_ = z.rules_.tail ? z.rules_.tail->std_offset : z.rules_.initial_offset;
   return z;
 }
 
 int64_t LocalZone::OffsetForLocal(int64_t local_as_utc_s) const {
-  if (fixed_) return *fixed_;
-  int64_t hour = local_as_utc_s / 3600;
-  if (auto it = hour_cache_.find(hour); it != hour_cache_.end()) return it->second;
-  // mktime() interprets a broken-down time in the process zone; switch TZ for the call only.
-  const char* old = std::getenv("TZ");
-  std::string saved = old ? old : "";
-  if (!name_.empty()) setenv("TZ", name_.c_str(), 1);
-  tzset();
-  std::time_t t = static_cast<std::time_t>(local_as_utc_s);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  tm.tm_isdst = -1;
-  std::time_t utc = mktime(&tm);
-  if (!name_.empty()) {
-    if (old) setenv("TZ", saved.c_str(), 1);
-    else unsetenv("TZ");
-    tzset();
-  }
-  int64_t off = utc == static_cast<std::time_t>(-1) ? 0 : local_as_utc_s - static_cast<int64_t>(utc);
-  if (hour_cache_.size() > 100000) hour_cache_.clear();
-  hour_cache_[hour] = off;
-  return off;
+  return fixed_ ? *fixed_ : rules_.OffsetForLocal(local_as_utc_s);
 }
 
 std::optional<int64_t> LocalZone::ParseMillis(std::string_view text) const {

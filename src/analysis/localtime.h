@@ -2,21 +2,24 @@
 /// Zone-less timestamps (nvidia-smi, DeepSpeed, Megatron, axolotl) are local time in `TZ`;
 /// `--tz` overrides (DESIGN.md conventions). This turns such a timestamp into UTC.
 #include <cstdint>
-#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
 
 #include "base/error.h"
 #include "base/timefmt.h"
+#include "host/tzfile.h"
 
 namespace sparkops {
 
+class HostFs;
+
 class LocalZone {
  public:
-  /// `zone`: "" (the process's local zone), "UTC"/"Z", a fixed offset "+05:30"/"-0800"/"UTC+2",
-  /// or an IANA name ("Europe/Berlin") resolved with the C library's tz database.
-  static Result<LocalZone> Make(const std::string& zone);
+  /// `zone`: "" (the host's /etc/localtime), "UTC"/"Z", a fixed offset "+05:30"/"-0800"/"UTC+2",
+  /// an IANA name ("Europe/Berlin") read once from the tz database under `fs`'s root, or a POSIX
+  /// TZ rule. An unknown zone is an Input error naming it. Never touches the process's TZ.
+  static Result<LocalZone> Make(const std::string& zone, const HostFs& fs);
 
   /// Seconds east of UTC for a local wall-clock time given as if it were UTC (Unix seconds).
   int64_t OffsetForLocal(int64_t local_as_utc_s) const;
@@ -26,8 +29,8 @@ class LocalZone {
 
  private:
   std::string name_;
-  std::optional<int64_t> fixed_;                    // fixed offset, seconds east
-  mutable std::map<int64_t, int64_t> hour_cache_;   // local hour -> offset
+  std::optional<int64_t> fixed_;  // fixed offset, seconds east
+  TzRules rules_;                 // otherwise (pure: copies may be used from any thread)
 };
 
 }  // namespace sparkops

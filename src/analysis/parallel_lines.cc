@@ -13,6 +13,7 @@
 
 #include "analysis/mapped_range.h"
 #include "base/bytescan.h"
+#include "base/encoding.h"
 
 namespace sparkops {
 
@@ -116,6 +117,15 @@ Result<LineReadStats> ForEachLineParallel(const std::string& path,
     return Sequential(path, make, merge);
   }
   const uint64_t size = static_cast<uint64_t>(sb.st_size);
+  {  // UTF-16/32 is an error (ForEachLine names it); a UTF-8 BOM is stripped there, on line 1
+    char head[64];
+    ssize_t got = ::pread(fd, head, sizeof head, 0);
+    std::string_view h(head, got > 0 ? static_cast<size_t>(got) : 0);
+    if (DescribeNonUtf8(h) || h.substr(0, kUtf8Bom.size()) == kUtf8Bom) {
+      ::close(fd);
+      return Sequential(path, make, merge);
+    }
+  }
   const size_t nseg = static_cast<size_t>((size + seg_bytes - 1) / seg_bytes);
   const size_t ahead = 2 * static_cast<size_t>(threads);  // segments parsed but not yet merged, at most
   struct Slot {

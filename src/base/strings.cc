@@ -33,6 +33,18 @@ std::vector<std::string_view> Split(std::string_view s, char sep) {
   }
 }
 
+std::vector<std::string_view> SplitWhitespace(std::string_view s) {
+  std::vector<std::string_view> out;
+  size_t i = 0;
+  while (i < s.size()) {
+    while (i < s.size() && IsSpace(s[i])) ++i;
+    size_t start = i;
+    while (i < s.size() && !IsSpace(s[i])) ++i;
+    if (i > start) out.push_back(s.substr(start, i - start));
+  }
+  return out;
+}
+
 std::vector<std::string_view> SplitLines(std::string_view s) {
   std::vector<std::string_view> out;
   size_t start = 0;

@@ -17,6 +17,8 @@ bool StartsWith(std::string_view s, std::string_view prefix);
 bool EndsWith(std::string_view s, std::string_view suffix);
 /// Splits on `sep`; keeps empty fields ("a,,b" -> {"a","","b"}).
 std::vector<std::string_view> Split(std::string_view s, char sep);
+/// Splits on runs of blanks (IsSpace); no empty fields ("  a  b " -> {"a","b"}).
+std::vector<std::string_view> SplitWhitespace(std::string_view s);
 /// Splits into lines; a final line without '\n' is kept, a trailing '\n' adds no empty line.
 std::vector<std::string_view> SplitLines(std::string_view s);
 /// Whole-string numeric parses: surrounding blanks allowed, anything else -> nullopt.

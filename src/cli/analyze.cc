@@ -1,12 +1,11 @@
 // sparkops analyze DIR | --log FILE [--thermal FILE] [--html FILE] [--tz ZONE]
-#include <fstream>
-
 #include "analysis/analyze.h"
 #include "analysis/render.h"
 #include "base/error.h"
 #include "base/json_text.h"
 #include "cli/commands.h"
 #include "cli/flags.h"
+#include "host/write_file.h"
 #include "report/html.h"
 
 namespace sparkops {
@@ -25,7 +24,7 @@ int CmdAnalyze(Context& ctx, const std::vector<std::string>& args) {
     ctx.err << "sparkops analyze: give a run directory or --log FILE (exactly one)\n";
     return kExitUsage;
   }
-  auto zone = LocalZone::Make(tz.empty() ? ctx.Getenv("TZ") : tz);
+  auto zone = LocalZone::Make(tz.empty() ? ctx.Getenv("TZ") : tz, ctx.fs);
   if (!zone) {
     ctx.err << "sparkops analyze: " << zone.error().message << "\n";
     return kExitUsage;
@@ -42,18 +41,22 @@ int CmdAnalyze(Context& ctx, const std::vector<std::string>& args) {
     in.log = log;
   }
   if (!thermal.empty()) in.thermal = thermal;
+  if (!html.empty()) {
+    if (auto same = RefuseOutputOverInput("--html", html, {in.log, in.thermal, in.events, in.meta});
+        !same) {
+      ctx.err << "sparkops analyze: " << same.error().message << "\n";
+      return kExitUsage;
+    }
+  }
   auto result = Analyze(in, *zone, ctx.fs);
   if (!result) {
     ctx.err << "sparkops analyze: " << result.error().message << "\n";
     return kExitUsage;
   }
   if (!html.empty()) {
-    std::ofstream f(html, std::ios::binary | std::ios::trunc);
-    f << RenderHtmlReport(*result);
-    f.close();
-    if (!f) {
-      ctx.err << "sparkops analyze: --html " << html << ": cannot write\n";
-      return kExitUsage;
+    if (auto w = WriteFileAtomically(html, RenderHtmlReport(*result)); !w) {
+      ctx.err << "sparkops analyze: --html: " << w.error().message << "\n";
+      return kExitProblem;
     }
   }
   if (ctx.opts.json) ctx.out << JsonText(RenderAnalysisJson(*result)) << "\n";

@@ -1,5 +1,10 @@
 #include "cli/dispatch.h"
 
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <cstring>
+
 #include <fmt/format.h>
 
 #include "base/strings.h"
@@ -133,6 +138,15 @@ int Run(const std::vector<std::string>& args, const Env& env, std::ostream& out,
     return kExitOk;
   }
   const Command* cmd = FindCommand(name);
+  if (cmd && opts.root != "/") {  // a mistyped fixture tree must not read as an empty, healthy machine
+    struct stat st {};
+    int rc = ::stat(opts.root.c_str(), &st);
+    if (rc != 0 || !S_ISDIR(st.st_mode)) {
+      err << "sparkops: --root " << opts.root << ": "
+          << (rc != 0 ? std::string(std::strerror(errno)) : std::string("not a directory")) << "\n";
+      return kExitUsage;
+    }
+  }
   if (!cmd) {
     err << "sparkops: unknown command '" << name << "'";
     if (std::string n = Nearest(name); !n.empty()) err << ", did you mean '" << n << "'?";

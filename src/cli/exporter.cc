@@ -58,20 +58,12 @@ int CmdExporter(Context& ctx, const std::vector<std::string>& args) {
   double preflight_interval = 300, min_interval = 1;
   bool once = false;
   app->add_option("--listen", listen, "HOST:PORT to serve on (port 0 picks a free one)")->capture_default_str();
-  app->add_option("--preflight-interval", preflight_interval,
-                  "seconds between background preflight runs (G1..G10); 0 disables")->capture_default_str();
-  app->add_option("--min-interval", min_interval,
-                  "seconds a collected /metrics body is reused before the next scrape re-reads the host")->capture_default_str();
+  AddNumber(*app, "--preflight-interval", preflight_interval, {0, 86400, false, false, "seconds"},
+            "seconds between background preflight runs (G1..G10); 0 disables; default 300");
+  AddNumber(*app, "--min-interval", min_interval, {0, 3600, false, false, "seconds"},
+            "seconds a collected /metrics body is reused before the next scrape re-reads the host; default 1");
   app->add_flag("--once", once, "print one /metrics body to stdout (preflight included) and exit");
   if (auto rc = ParseFlags(*app, args, ctx)) return *rc;
-  if (!(preflight_interval >= 0) || preflight_interval > 86400) {
-    ctx.err << "sparkops exporter: --preflight-interval: expected 0..86400 seconds\n";
-    return kExitUsage;
-  }
-  if (!(min_interval >= 0) || min_interval > 3600) {
-    ctx.err << "sparkops exporter: --min-interval: expected 0..3600 seconds\n";
-    return kExitUsage;
-  }
 
   CacheOptions copts{Millis(min_interval), Millis(preflight_interval)};
   if (once) {

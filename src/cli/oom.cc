@@ -32,6 +32,9 @@ nlohmann::json OomJson(const OomSignature& s) {
 
 }  // namespace
 
+/// How much of a long log `oom --log` reads: its end, where an OOM is reported.
+constexpr size_t kOomLogTailBytes = 32u << 20;
+
 int CmdOom(Context& ctx, const std::vector<std::string>& args) {
   auto app = NewApp("oom", "Work an OOM down the seed's ladder: flush, pack/batch, method, then model/Sparks.");
   std::string model, log;
@@ -42,11 +45,15 @@ int CmdOom(Context& ctx, const std::vector<std::string>& args) {
   if (auto rc = ParseFlags(*app, args, ctx)) return *rc;
   std::optional<OomSignature> sig;
   if (!log.empty()) {
-    auto text = ReadLocalFile(log);
+    bool cut = false;
+    auto text = ReadLocalFileTail(log, kOomLogTailBytes, &cut);
     if (!text) {
       ctx.err << "sparkops oom: " << text.error().message << "\n";
       return kExitUsage;
     }
+    if (cut)
+      ctx.err << fmt::format("sparkops oom: {} is over {} MiB: read its last {} MiB (where the OOM is)\n", log,
+                             kOomLogTailBytes >> 20, kOomLogTailBytes >> 20);
     sig = ParseOomSignature(*text);
   }
   std::optional<Plan> plan;

@@ -8,19 +8,22 @@ using namespace memory;
 
 void AddPlanFlags(CLI::App& app, PlanFlags& f) {
   app.add_option("--method", f.method, "full|lora|qlora (default lora)");
-  app.add_option("--seq", f.seq, "sequence / pack length in tokens (default 2048)");
-  app.add_option("--batch", f.batch, "micro-batch size (default 1)");
+  AddNumber(app, "--seq", f.seq, {1, 1 << 24, false, true, "tokens"}, "sequence / pack length in tokens (default 2048)");
+  AddNumber(app, "--batch", f.batch, {1, 1 << 20, false, true, ""}, "micro-batch size (default 1)");
   app.add_option("--grad-ckpt", f.grad_ckpt, "gradient checkpointing on|off (default on)");
   app.add_option("--optimizer", f.optimizer, "adamw|adamw8bit|paged_adamw8bit|sgd|adafactor (default adamw)");
   app.add_option("--precision", f.precision,
                  "bf16 (pure bf16 weights/grads/states)|mixed (fp32 master + states)|fp32 (default bf16)");
-  app.add_option("--lora-rank", f.rank, "LoRA rank r (default 16)");
+  AddNumber(app, "--lora-rank", f.rank, {1, 65536, false, true, ""}, "LoRA rank r (default 16)");
   app.add_option("--lora-targets", f.targets, "comma list of q,k,v,o,gate,up,down,head; attn; all (default all)");
-  app.add_option("--lora-dropout", f.lora_dropout, "LoRA dropout probability (default 0, PEFT's default)");
+  AddNumber(app, "--lora-dropout", f.lora_dropout, {0, 0.99, false, false, ""},
+            "LoRA dropout probability (default 0, PEFT's default)");
   app.add_option("--attention", f.attention, "sdpa|flash|eager (default sdpa)");
   app.add_option("--loss", f.loss, "standard|chunked cross-entropy (default standard)");
-  app.add_option("--budget-gib", f.budget_gib, "budget in GiB instead of MemAvailable - reserve");
-  app.add_option("--reserve-gib", f.reserve_gib, "GiB kept back from MemAvailable for OS/driver (default 4)");
+  AddNumber(app, "--budget-gib", f.budget_gib, {0, 1 << 20, true, false, "GiB"},
+            "budget in GiB instead of MemAvailable - reserve");
+  AddNumber(app, "--reserve-gib", f.reserve_gib, {0, 1 << 20, false, false, "GiB"},
+            "GiB kept back from MemAvailable for OS/driver (default 4)");
 }
 
 Result<PlanOptions> ToPlanOptions(const PlanFlags& f) {
@@ -28,12 +31,7 @@ Result<PlanOptions> ToPlanOptions(const PlanFlags& f) {
   auto method = ParseMethod(f.method);
   if (!method) return std::unexpected(method.error());
   o.method = *method;
-  if (f.seq <= 0) return InputError(fmt::format("--seq {}: must be at least 1", f.seq));
-  if (f.batch <= 0) return InputError(fmt::format("--batch {}: must be at least 1", f.batch));
-  if (f.rank <= 0) return InputError(fmt::format("--lora-rank {}: must be at least 1", f.rank));
-  if (f.seq > (1 << 24)) return InputError(fmt::format("--seq {}: over the 16M-token limit", f.seq));
-  if (f.batch > (1 << 20)) return InputError(fmt::format("--batch {}: over the 1M limit", f.batch));
-  if (f.rank > 65536) return InputError(fmt::format("--lora-rank {}: over 65536", f.rank));
+  // seq, batch, rank, dropout: range-checked by their flags (AddNumber).
   o.seq = static_cast<uint64_t>(f.seq);
   o.batch = static_cast<uint64_t>(f.batch);
   o.rank = static_cast<uint64_t>(f.rank);
@@ -55,8 +53,6 @@ Result<PlanOptions> ToPlanOptions(const PlanFlags& f) {
   auto loss = ParseLoss(f.loss);
   if (!loss) return std::unexpected(loss.error());
   o.loss = *loss;
-  if (!(f.lora_dropout >= 0 && f.lora_dropout < 1))
-    return InputError(fmt::format("--lora-dropout {}: must be in [0, 1)", f.lora_dropout));
   o.lora_dropout = f.lora_dropout;
   return o;
 }

@@ -71,10 +71,8 @@ int CmdRun(Context& ctx, const std::vector<std::string>& args) {
   double interval = 30, grace = 10;
   std::vector<std::string> command;
   app->add_option("--out", out_dir, "run directory (default sparkops-runs/<UTC timestamp>)");
-  app->add_option("--interval", interval, "seconds between thermal samples and process snapshots")
-      ->check(CLI::PositiveNumber);
-  app->add_option("--grace", grace, "seconds between forwarding SIGINT/SIGTERM/SIGHUP and SIGKILL")
-      ->check(CLI::NonNegativeNumber);
+  AddNumber(*app, "--interval", interval, kIntervalRange, "seconds between thermal samples and process snapshots");
+  AddNumber(*app, "--grace", grace, kGraceRange, "seconds between forwarding SIGINT/SIGTERM/SIGHUP and SIGKILL");
   app->add_option("command", command, "the job, after --")->required();
   app->allow_extras(false);
   if (auto rc = ParseFlags(*app, args, ctx)) return *rc;
@@ -131,7 +129,7 @@ int CmdRun(Context& ctx, const std::vector<std::string>& args) {
   // The report: the same analysis `sparkops analyze DIR` gives.
   std::string verdict;
   if (auto in = RunDirInputs(out_dir)) {
-    auto zone = LocalZone::Make("UTC");
+    auto zone = LocalZone::Make("UTC", ctx.fs);
     if (zone) {
       if (auto a = Analyze(*in, *zone, ctx.fs)) {
         (void)rec->WriteFile("summary.json", JsonText(RenderAnalysisJson(*a)) + "\n");
@@ -145,6 +143,12 @@ int CmdRun(Context& ctx, const std::vector<std::string>& args) {
   res->live->Close();  // the rest of the job's output first, then run's own lines
   if (!verdict.empty()) ctx.err << "sparkops run: " << verdict << "\n";
   ctx.err << fmt::format("sparkops run: job exited with status {}; run directory {}\n", res->status, out_dir);
+  if (res->lost_log_lines + res->lost_rows > 0) {
+    ctx.err << fmt::format("sparkops run: the run directory is incomplete: {} output lines and {} thermal rows "
+                           "could not be written ({}); events.jsonl marks the gaps\n",
+                           res->lost_log_lines, res->lost_rows, res->write_error);
+    if (res->status == 0) return kExitProblem;  // the job's own failure, when it failed, stays its status
+  }
   if (oom) {
     auto ladder = memory::BuildLadder(ReadMemInfo(ctx.fs), std::nullopt, *oom);
     ctx.err << fmt::format("sparkops run: out of memory ({} during {}). Next step of the OOM ladder:\n",

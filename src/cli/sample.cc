@@ -48,21 +48,13 @@ class StopSignals {
 int CmdSample(Context& ctx, const std::vector<std::string>& args) {
   auto app = NewApp("sample", "Append one CSV row of GPU and memory readings per interval (thermal log).");
   double interval = 30, duration = 0;
-  long long count = 0;
+  int64_t count = 0;
   std::string out_path;
-  app->add_option("--interval", interval, "seconds between rows (fractional allowed; default 30)");
+  AddNumber(*app, "--interval", interval, kIntervalRange, "seconds between rows (fractional allowed; default 30)");
   app->add_option("--out", out_path, "CSV file to append to (header only when new; default stdout)");
-  app->add_option("--count", count, "stop after N rows");
-  app->add_option("--duration", duration, "stop after S seconds");
+  AddNumber(*app, "--count", count, {1, 1e12}, "stop after N rows (default: no limit)");
+  AddNumber(*app, "--duration", duration, kDurationRange, "stop after S seconds (default: no limit)");
   if (auto rc = ParseFlags(*app, args, ctx)) return *rc;
-  if (!(interval >= 0.001) || !std::isfinite(interval) || interval > 86400) {
-    ctx.err << "sparkops sample: --interval must be between 0.001 and 86400 seconds\n";
-    return kExitUsage;
-  }
-  if (count < 0 || !(duration >= 0) || !std::isfinite(duration)) {
-    ctx.err << "sparkops sample: --count and --duration must not be negative\n";
-    return kExitUsage;
-  }
 
   std::optional<CsvAppender> file;
   std::function<Result<void>(const std::string&)> write;

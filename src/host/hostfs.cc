@@ -2,11 +2,14 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
+
+#include <fmt/format.h>
 
 namespace sparkops {
 
@@ -44,16 +47,78 @@ Result<std::string> ReadFd(int fd, const std::string& name, size_t max_bytes) {
   return data;
 }
 
-Result<std::string> ReadPath(const std::string& path, const std::string& name, size_t max_bytes) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+const char* KindName(mode_t m) {
+  if (S_ISDIR(m)) return "a directory";
+  if (S_ISFIFO(m)) return "a FIFO";
+  if (S_ISSOCK(m)) return "a socket";
+  if (S_ISCHR(m)) return "a character device";
+  if (S_ISBLK(m)) return "a block device";
+  return "not a regular file";
+}
+
+Result<int> OpenNamed(const std::string& path, const std::string& name, InputKind kind, int fifo_wait_ms) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
   if (fd < 0) {
     int e = errno;
     if (e == ENOENT || e == ENOTDIR) return NotFound(name + ": no such file");
+    if (e == ENXIO) return InputError(name + ": a socket, not a regular file");
     return IoError(name + ": cannot open: " + std::strerror(e));
   }
-  return ReadFd(fd, name, max_bytes);
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) {
+    int e = errno;
+    ::close(fd);
+    return IoError(name + ": cannot stat: " + std::strerror(e));
+  }
+  bool pipe_ok = kind == InputKind::kRegularOrPipe && S_ISFIFO(st.st_mode);
+  if (!S_ISREG(st.st_mode) && !pipe_ok) {
+    ::close(fd);
+    return InputError(name + ": " + KindName(st.st_mode) + ", not a regular file" +
+                      (S_ISFIFO(st.st_mode) ? " (this input is read whole: save it to a file first)" : ""));
+  }
+  if (pipe_ok) {  // wait for the writer's first byte (or its close) so a FIFO nobody writes to cannot hang
+    pollfd p{fd, POLLIN, 0};
+    int r;
+    do r = ::poll(&p, 1, fifo_wait_ms);
+    while (r < 0 && errno == EINTR);
+    if (r == 0) {
+      ::close(fd);
+      return InputError(fmt::format("{}: a FIFO with no writer (waited {:g} s)", name, fifo_wait_ms / 1000.0));
+    }
+  }
+  ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+  return fd;
+}
+
+Result<std::string> ReadPath(const std::string& path, const std::string& name, size_t max_bytes) {
+  auto fd = OpenNamed(path, name, InputKind::kRegular, 0);
+  if (!fd) return std::unexpected(fd.error());
+  return ReadFd(*fd, name, max_bytes);
 }
 }  // namespace
+
+Result<std::string> ReadLocalFileTail(const std::string& path, size_t max_bytes, bool* cut) {
+  *cut = false;
+  auto fd = OpenNamed(path, path, InputKind::kRegular, 0);
+  if (!fd) return std::unexpected(fd.error());
+  struct stat st {};
+  if (::fstat(*fd, &st) != 0 || static_cast<uint64_t>(st.st_size) <= max_bytes) return ReadFd(*fd, path, max_bytes);
+  off_t from = st.st_size - static_cast<off_t>(max_bytes);
+  if (::lseek(*fd, from, SEEK_SET) < 0) {
+    int e = errno;
+    ::close(*fd);
+    return IoError(path + ": cannot seek: " + std::strerror(e));
+  }
+  auto text = ReadFd(*fd, path, max_bytes);  // a file growing meanwhile: its new bytes past the cap are an error
+  if (!text) return text;
+  *cut = true;
+  if (auto nl = text->find('\n'); nl != std::string::npos) text->erase(0, nl + 1);
+  return text;
+}
+
+Result<int> OpenInput(const std::string& path, InputKind kind, int fifo_wait_ms) {
+  return OpenNamed(path, path, kind, fifo_wait_ms);
+}
 
 Result<std::string> HostFs::Read(std::string_view host_path, size_t max_bytes) const {
   return ReadPath(Path(host_path), std::string(host_path), max_bytes);

@@ -35,7 +35,25 @@ class HostFs {
   std::string root_;  // "" for "/", else without trailing '/'
 };
 
-/// Reads a file given by a real path (a command-line argument, not a host path), bounded.
+/// Reads a file given by a real path (a command-line argument, not a host path), bounded. Only a
+/// regular file is read (a FIFO, socket, device or directory is an Input error naming it).
 Result<std::string> ReadLocalFile(const std::string& path, size_t max_bytes = 64u << 20);
+
+/// The last `max_bytes` of a regular file, from its first whole line (the start of the file when it
+/// is not larger). `*cut` says whether earlier bytes were left out. For logs where the end matters.
+Result<std::string> ReadLocalFileTail(const std::string& path, size_t max_bytes, bool* cut);
+
+/// What an input path may be besides a regular file.
+enum class InputKind {
+  kRegular,        ///< a regular file only
+  kRegularOrPipe,  ///< also a FIFO/pipe (streamed input, e.g. `--log <(zcat train.log.gz)`)
+};
+
+/// Opens `path` for reading without ever blocking in open(): O_NONBLOCK, then fstat. A directory,
+/// device (/dev/zero), socket, or a FIFO where `kind` refuses one is an Input error naming the
+/// path and what it is. A FIFO that `kind` accepts is waited on for its first byte or its writer's
+/// close for at most `fifo_wait_ms` (an Input error past that: nobody is writing). The returned
+/// descriptor is blocking, O_CLOEXEC; the caller closes it.
+Result<int> OpenInput(const std::string& path, InputKind kind, int fifo_wait_ms = 10000);
 
 }  // namespace sparkops

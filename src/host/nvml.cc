@@ -1,6 +1,7 @@
 #include "host/nvml.h"
 
 #include <dlfcn.h>
+#include <sys/stat.h>
 #include <fmt/format.h>
 
 #include <cstddef>
@@ -129,6 +130,12 @@ std::string NvmlReturnName(int rc) {
 }
 
 Result<std::unique_ptr<Nvml>> Nvml::Open(const std::string& path) {
+  // dlopen() of a FIFO blocks forever and of a device reads it: only a regular file is a library.
+  if (path.find('/') != std::string::npos) {
+    struct stat st {};
+    if (::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode))
+      return NotFound(fmt::format("no NVML: {} is not a regular file (a FIFO, device or directory)", path));
+  }
   void* lib = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!lib) {
     const char* e = dlerror();

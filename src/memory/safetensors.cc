@@ -1,13 +1,16 @@
 #include "memory/safetensors.h"
 
 #include <fmt/format.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <filesystem>
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "base/checked.h"
 #include "host/hostfs.h"
 
 namespace sparkops::memory {
@@ -17,8 +20,8 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 
 /// Bytes per element; packed 4-bit types are not in the safetensors spec (MXFP4 ships as U8).
-std::optional<double> DtypeBytes(const std::string& d) {
-  static const std::map<std::string, double> kBytes = {
+std::optional<uint64_t> DtypeBytes(const std::string& d) {
+  static const std::map<std::string, uint64_t> kBytes = {
       {"F64", 8}, {"I64", 8}, {"U64", 8}, {"F32", 4}, {"I32", 4}, {"U32", 4}, {"F16", 2},
       {"BF16", 2}, {"I16", 2}, {"U16", 2}, {"I8", 1}, {"U8", 1}, {"BOOL", 1}, {"F8_E4M3", 1},
       {"F8_E5M2", 1}, {"F8_E8M0", 1}};
@@ -27,12 +30,22 @@ std::optional<double> DtypeBytes(const std::string& d) {
   return it->second;
 }
 
-void Merge(SafetensorsInfo& into, const SafetensorsInfo& add) {
-  for (const auto& [d, n] : add.params_by_dtype) into.params_by_dtype[d] += n;
-  into.tensor_bytes += add.tensor_bytes;
-  into.file_bytes += add.file_bytes;
+/// `a += b`, or an Input error naming `what` when the sum passes 2^64.
+Result<void> AddTo(uint64_t& a, uint64_t b, const std::string& what) {
+  auto r = CheckedAdd(a, b);
+  if (!r) return InputError(what + ": sizes add up past 2^64 (not a real model)");
+  a = *r;
+  return {};
+}
+
+Result<void> Merge(SafetensorsInfo& into, const SafetensorsInfo& add, const std::string& file) {
+  for (const auto& [d, n] : add.params_by_dtype)
+    if (auto r = AddTo(into.params_by_dtype[d], n, file); !r) return r;
+  if (auto r = AddTo(into.tensor_bytes, add.tensor_bytes, file); !r) return r;
+  if (auto r = AddTo(into.file_bytes, add.file_bytes, file); !r) return r;
   into.largest_file_bytes = std::max(into.largest_file_bytes, add.largest_file_bytes);
   into.files += add.files;
+  return {};
 }
 
 }  // namespace
@@ -56,7 +69,8 @@ Result<uint64_t> ParseHeaderLength(std::string_view first8, uint64_t file_size, 
   return n;
 }
 
-Result<SafetensorsInfo> ParseSafetensorsHeader(std::string_view json_text, const std::string& file) {
+Result<SafetensorsInfo> ParseSafetensorsHeader(std::string_view json_text, const std::string& file,
+                                               std::optional<uint64_t> data_bytes) {
   json j = json::parse(json_text, nullptr, false);
   if (j.is_discarded() || !j.is_object()) return InputError(fmt::format("{}: header is not a JSON object", file));
   SafetensorsInfo info;
@@ -72,32 +86,56 @@ Result<SafetensorsInfo> ParseSafetensorsHeader(std::string_view json_text, const
     for (const auto& d : t["shape"]) {
       if (!d.is_number_unsigned() && !(d.is_number_integer() && d.get<int64_t>() >= 0))
         return InputError(fmt::format("{}: tensor '{}' has a bad shape", file, name));
-      uint64_t v = d.get<uint64_t>();
-      if (v != 0 && n > (uint64_t{1} << 50) / v)
-        return InputError(fmt::format("{}: tensor '{}' shape is implausibly large", file, name));
-      n *= v;
+      auto m = CheckedMul(n, d.get<uint64_t>());
+      if (!m || *m > (uint64_t{1} << 50))
+        return InputError(fmt::format("{}: tensor '{}' shape is implausibly large (over 2^50 elements)", file, name));
+      n = *m;
     }
-    info.params_by_dtype[dtype] += n;
-    info.tensor_bytes += static_cast<uint64_t>(static_cast<double>(n) * *bytes);
+    uint64_t size = n * *bytes;  // n <= 2^50, bytes <= 8: no wrap
+    // The tensor's bytes must lie inside the file: data_offsets [begin, end) within the data section.
+    if (data_bytes) {
+      const auto& off = t.contains("data_offsets") ? t["data_offsets"] : json();
+      if (!off.is_array() || off.size() != 2 || !off[0].is_number_unsigned() || !off[1].is_number_unsigned())
+        return InputError(fmt::format("{}: tensor '{}' has no data_offsets [begin, end]", file, name));
+      uint64_t b = off[0].get<uint64_t>(), e = off[1].get<uint64_t>();
+      if (e < b || e > *data_bytes)
+        return InputError(fmt::format("{}: tensor '{}' data_offsets [{}, {}] lie outside the file's {} data bytes",
+                                      file, name, b, e, *data_bytes));
+      if (e - b != size)
+        return InputError(fmt::format("{}: tensor '{}' holds {} bytes but its shape and dtype need {}", file, name,
+                                      e - b, size));
+    }
+    std::string what = fmt::format("{}: tensor '{}'", file, name);
+    if (auto r = AddTo(info.params_by_dtype[dtype], n, what); !r) return std::unexpected(r.error());
+    if (auto r = AddTo(info.tensor_bytes, size, what); !r) return std::unexpected(r.error());
   }
   return info;
 }
 
 Result<SafetensorsInfo> ReadSafetensorsFile(const std::string& path) {
-  std::error_code ec;
-  uint64_t size = fs::file_size(path, ec);
-  if (ec) return InputError(fmt::format("{}: cannot read ({})", path, ec.message()));
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return InputError(fmt::format("{}: cannot open", path));
+  auto fd = OpenInput(path, InputKind::kRegular);
+  if (!fd) return InputError(fd.error().message);
+  struct Closer {
+    int fd;
+    ~Closer() { ::close(fd); }
+  } closer{*fd};
+  struct stat st {};
+  if (::fstat(*fd, &st) != 0) return InputError(fmt::format("{}: cannot stat", path));
+  const uint64_t size = static_cast<uint64_t>(st.st_size);
   std::string first8(8, '\0');
-  in.read(first8.data(), 8);
-  first8.resize(static_cast<size_t>(in.gcount()));
+  ssize_t got = ::pread(*fd, first8.data(), 8, 0);
+  first8.resize(got > 0 ? static_cast<size_t>(got) : 0);
   auto n = ParseHeaderLength(first8, size, path);
   if (!n) return std::unexpected(n.error());
   std::string header(*n, '\0');  // bounded by kMaxSafetensorsHeader and the file size above
-  in.read(header.data(), static_cast<std::streamsize>(*n));
-  if (static_cast<uint64_t>(in.gcount()) != *n) return InputError(fmt::format("{}: header truncated", path));
-  auto info = ParseSafetensorsHeader(header, path);
+  uint64_t have = 0;
+  while (have < *n) {
+    ssize_t r = ::pread(*fd, header.data() + have, *n - have, static_cast<off_t>(8 + have));
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) return InputError(fmt::format("{}: header truncated", path));
+    have += static_cast<uint64_t>(r);
+  }
+  auto info = ParseSafetensorsHeader(header, path, size - 8 - *n);
   if (!info) return info;
   info->file_bytes = size;
   info->largest_file_bytes = size;
@@ -132,9 +170,10 @@ Result<SafetensorsInfo> ReadSafetensorsDir(const std::string& dir) {
   if (files.empty()) return NotFound(fmt::format("{}: no *.safetensors files", dir));
   SafetensorsInfo all;
   for (const auto& f : files) {
-    auto one = ReadSafetensorsFile((fs::path(dir) / f).string());
+    std::string path = (fs::path(dir) / f).string();
+    auto one = ReadSafetensorsFile(path);
     if (!one) return one;
-    Merge(all, *one);
+    if (auto m = Merge(all, *one, path); !m) return std::unexpected(m.error());
   }
   return all;
 }

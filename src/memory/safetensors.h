@@ -28,8 +28,11 @@ struct SafetensorsInfo {
 /// error naming `file`.
 Result<uint64_t> ParseHeaderLength(std::string_view first8, uint64_t file_size, const std::string& file);
 /// Pure: the header JSON -> per-dtype element counts. Unknown dtype, bad shape or bad JSON is an
-/// Input error naming `file` and the tensor.
-Result<SafetensorsInfo> ParseSafetensorsHeader(std::string_view json_text, const std::string& file);
+/// Input error naming `file` and the tensor. Every product and sum is overflow-checked (a tensor
+/// over 2^50 elements, or totals past 2^64, are errors). With `data_bytes` (the file's size after
+/// the header), each tensor's data_offsets must lie inside it and match its shape x dtype.
+Result<SafetensorsInfo> ParseSafetensorsHeader(std::string_view json_text, const std::string& file,
+                                               std::optional<uint64_t> data_bytes = std::nullopt);
 /// Reads one .safetensors file's header (bounded), adds its size.
 Result<SafetensorsInfo> ReadSafetensorsFile(const std::string& path);
 /// A model directory: model.safetensors.index.json's shards when present, else every

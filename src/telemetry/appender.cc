@@ -2,21 +2,63 @@
 
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <charconv>
 #include <cstring>
+#include <vector>
+
+#include "base/strings.h"
+#include "host/hostfs.h"
 
 namespace sparkops {
 
+std::optional<long> FindFlockHolder(std::string_view proc_locks, uint64_t dev_major, uint64_t dev_minor, uint64_t ino) {
+  // "1: FLOCK  ADVISORY  WRITE 2417 fd:01:1234567 0 EOF" (device numbers in hex, inode decimal)
+  for (std::string_view line : SplitLines(proc_locks)) {
+    std::vector<std::string_view> f = SplitWhitespace(line);
+    if (f.size() < 6 || f[1] != "FLOCK") continue;  // "N: -> FLOCK ..." lines are waiters, not holders
+    constexpr size_t k = 3;                        // N: FLOCK ADVISORY WRITE <pid> <maj:min:inode> ...
+    std::string_view id = f[k + 2];
+    size_t c1 = id.find(':'), c2 = id.rfind(':');
+    if (c1 == std::string_view::npos || c2 == c1) continue;
+    uint64_t maj = 0, min = 0, in = 0;
+    auto hex = [](std::string_view t, uint64_t& v) {
+      return std::from_chars(t.data(), t.data() + t.size(), v, 16).ec == std::errc();
+    };
+    if (!hex(id.substr(0, c1), maj) || !hex(id.substr(c1 + 1, c2 - c1 - 1), min) ||
+        std::from_chars(id.data() + c2 + 1, id.data() + id.size(), in).ec != std::errc())
+      continue;
+    long pid = 0;
+    if (maj == dev_major && min == dev_minor && in == ino &&
+        std::from_chars(f[k + 1].data(), f[k + 1].data() + f[k + 1].size(), pid).ec == std::errc())
+      return pid;
+  }
+  return std::nullopt;
+}
+
 Result<CsvAppender> CsvAppender::Open(const std::string& path, const std::string& header) {
-  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  // O_NONBLOCK: a FIFO nobody reads fails at once (ENXIO) instead of blocking in open().
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NONBLOCK, 0644);
+  if (fd < 0 && errno == ENXIO) return InputError(fmt::format("{}: a FIFO with no reader", path));
   if (fd < 0) return IoError(fmt::format("cannot open {} for appending: {}", path, std::strerror(errno)));
+  ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
   CsvAppender a(fd, path);
   struct stat st {};
   if (fstat(fd, &st) != 0) return IoError(fmt::format("cannot stat {}: {}", path, std::strerror(errno)));
+  // One writer per file: a second sampler appending to it would interleave rows.
+  if (S_ISREG(st.st_mode) && ::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    std::string who = "another process";
+    if (auto locks = ReadLocalFile("/proc/locks", 4u << 20))
+      if (auto pid = FindFlockHolder(*locks, major(st.st_dev), minor(st.st_dev), st.st_ino))
+        who = fmt::format("process {}", *pid);
+    return InputError(fmt::format("{}: already being written by {} (one writer per file)", path, who));
+  }
   if (!S_ISREG(st.st_mode) || st.st_size == 0) {
     // A new file (or a device/pipe such as /dev/full): header first.
     if (auto w = a.Append(header); !w) return std::unexpected(w.error());

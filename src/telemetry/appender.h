@@ -2,6 +2,8 @@
 /// Durable CSV appending: an O_APPEND descriptor, ONE write() per row, then fdatasync, so a reboot
 /// or kill -9 loses at most the row being sampled (a kill can cut that write short: the torn row
 /// is dropped when the file is next opened, so it never ends up in the middle).
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -9,9 +11,14 @@
 
 namespace sparkops {
 
+/// Pure: the PID holding a flock on the file with this device and inode, from /proc/locks text.
+std::optional<long> FindFlockHolder(std::string_view proc_locks, uint64_t dev_major, uint64_t dev_minor, uint64_t ino);
+
 class CsvAppender {
  public:
-  /// Opens (creating 0644) `path` for appending. Writes `header` when the file is new or empty.
+  /// Opens (creating 0644) `path` for appending and takes an exclusive flock on a regular file: a
+  /// second writer is an Input error naming the holder's PID (from /proc/locks). A FIFO without a
+  /// reader is an Input error, never a hang. Writes `header` when the file is new or empty.
   /// An existing file must start with `header` (Input error otherwise: mixing columns would corrupt
   /// it). A CSV (non-empty `header`) whose last row lacks its newline (a kill or power loss
   /// mid-write) is truncated after its last complete row (dropped_bytes() says how much); a

@@ -5,6 +5,9 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <string>
+
+#include "base/number_flag.h"
 
 namespace sparkops {
 namespace {
@@ -27,19 +30,27 @@ void SleepUntil(Clock::time_point deadline, const StopFlags& stop) {
 
 Result<void> SampleLoop(Sampler& sampler, EventDetector& detector, const LoopOptions& opts, StopFlags stop,
                         const std::function<Result<void>(const Sample&)>& write) {
-  const auto step = std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(opts.interval_s));
-  const auto limit = std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(opts.duration_s));
+  // Range-checked by the flags; the floor of 1 ms keeps a direct caller from dividing by zero.
+  const auto step = std::max<Clock::duration>(SecondsToDuration(opts.interval_s), std::chrono::milliseconds(1));
+  const auto limit = SecondsToDuration(opts.duration_s);
   const auto start = Clock::now();
   auto next = start;
+  long long missed = 0;  // slots skipped since the last sample: recorded on the next one
   for (long long n = 0; !stop.stopped(); ++n) {
     if (opts.count > 0 && n >= opts.count) break;
     Sample s = sampler.Take();
     s.events = detector.Update(s);
+    if (missed > 0) s.events.push_back("missed_slots:" + std::to_string(missed));
+    missed = 0;
     if (auto w = write(s); !w) return w;
     if (opts.count > 0 && n + 1 >= opts.count) break;
     next += step;
     auto now = Clock::now();
-    if (next < now) next += ((now - next) / step + 1) * step;  // fell behind: skip missed slots
+    if (next < now) {  // fell behind (a slow read, a suspended host): skip the missed slots, count them
+      auto behind = (now - next) / step + 1;
+      next += behind * step;
+      missed = static_cast<long long>(behind);
+    }
     if (opts.duration_s > 0 && next - start >= limit) break;
     SleepUntil(next, stop);
   }

@@ -11,6 +11,7 @@
 
 #include "base/json_text.h"
 #include "base/strings.h"
+#include "host/write_file.h"
 #include "telemetry/csv.h"
 
 namespace sparkops {
@@ -35,6 +36,10 @@ std::vector<nlohmann::ordered_json> SampleEventRecords(const Sample& s) {
       j["state"] = e == "throttle_end" ? "end" : "start";
       j["reasons"] = e == "throttle_end" ? "" : e.substr(15);
       if (s.gpu && s.gpu->clock_event_reasons) j["bits"] = fmt::format("0x{:x}", *s.gpu->clock_event_reasons);
+    } else if (auto colon = e.find(':'); colon != std::string::npos) {  // missed_slots:N, rows_lost:N
+      j["type"] = e.substr(0, colon);
+      if (auto n = ParseUint(std::string_view(e).substr(colon + 1))) j["count"] = *n;
+      else j["detail"] = e.substr(colon + 1);
     } else {
       j["type"] = e;  // pd_degraded, thermal_signature, hot
     }
@@ -49,8 +54,10 @@ Result<RunRecorder> RunRecorder::Create(const std::string& dir) {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   if (ec) return InputError(fmt::format("--out {}: cannot create: {}", dir, ec.message()));
-  if (std::filesystem::exists(dir + "/train.log"))
-    return InputError(fmt::format("--out {}: already holds a run (train.log); choose a new directory", dir));
+  // Any file of a run means another run's record: appending to it would mix two runs.
+  for (const char* f : {"train.log", "events.jsonl", "thermal.csv", "meta.json", "summary.json"})
+    if (std::filesystem::exists(dir + "/" + f))
+      return InputError(fmt::format("--out {}: already holds a run ({}); choose a new directory", dir, f));
   RunRecorder r;
   r.dir_ = dir;
   auto log = CsvAppender::Open(dir + "/train.log", "");
@@ -93,24 +100,7 @@ Result<void> RunRecorder::Thermal(const Sample& s) {
 }
 
 Result<void> RunRecorder::WriteFile(const std::string& name, std::string_view content) {
-  std::string path = dir_ + "/" + name, tmp = path + ".tmp";
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) return IoError(fmt::format("cannot write {}: {}", tmp, std::strerror(errno)));
-  size_t done = 0;
-  while (done < content.size()) {
-    ssize_t n = ::write(fd, content.data() + done, content.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      ::close(fd);
-      return IoError(fmt::format("cannot write {}: {}", tmp, std::strerror(errno)));
-    }
-    done += static_cast<size_t>(n);
-  }
-  ::fdatasync(fd);
-  ::close(fd);
-  if (::rename(tmp.c_str(), path.c_str()) != 0)
-    return IoError(fmt::format("cannot rename {}: {}", tmp, std::strerror(errno)));
-  return {};
+  return WriteFileAtomically(dir_ + "/" + name, content);
 }
 
 }  // namespace sparkops

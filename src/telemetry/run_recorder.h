@@ -27,8 +27,9 @@ std::vector<nlohmann::ordered_json> SampleEventRecords(const Sample& s);
 
 class RunRecorder {
  public:
-  /// Creates `dir` (and parents) and opens its files. Input error when DIR exists and already holds
-  /// a train.log (a run directory is never overwritten).
+  /// Creates `dir` (and parents) and opens its files. Input error when DIR already holds any file
+  /// of a run (train.log, events.jsonl, thermal.csv, meta.json, summary.json): a run directory is
+  /// never overwritten nor mixed with another run.
   static Result<RunRecorder> Create(const std::string& dir);
   RunRecorder(RunRecorder&&) noexcept = default;
 
@@ -41,7 +42,7 @@ class RunRecorder {
   Result<void> Thermal(const Sample& s);
   /// One already-built record (must hold `time` and `type`).
   Result<void> EventJson(const nlohmann::ordered_json& j);
-  /// Writes a whole file in DIR (meta.json, summary.json, report.html) via a temporary and rename.
+  /// Writes a whole file in DIR (meta.json, summary.json, report.html): WriteFileAtomically.
   Result<void> WriteFile(const std::string& name, std::string_view content);
 
  private:

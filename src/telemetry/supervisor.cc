@@ -13,6 +13,7 @@
 #include <set>
 #include <thread>
 
+#include "base/number_flag.h"
 #include "host/child.h"
 #include "host/proctable.h"
 #include "telemetry/line_splitter.h"
@@ -90,6 +91,42 @@ class ProcessWatch {
   std::map<uint32_t, std::string> seen_;
 };
 
+/// Counts the run directory's failed writes (thread-safe: output lines on the main thread, rows on
+/// the sampler's). The first failure and the first success after failures become events when the
+/// disk lets them through, so a gap in train.log or thermal.csv is never silent.
+class WriteFailures {
+ public:
+  explicit WriteFailures(RunRecorder& rec) : rec_(rec) {}
+  void Failed(const std::string& message, bool row) {
+    std::lock_guard lock(mu_);
+    ++(row ? rows_ : lines_);
+    ++gap_;
+    if (first_error_.empty()) {
+      first_error_ = message;
+      (void)rec_.Event(std::chrono::system_clock::now(), "write_error", {{"error", message}});
+    }
+  }
+  void Succeeded() {
+    if (gap_.load(std::memory_order_relaxed) == 0) return;  // the common case: no lock
+    std::lock_guard lock(mu_);
+    if (gap_ == 0) return;
+    if (rec_.Event(std::chrono::system_clock::now(), "records_lost",
+                   {{"log_lines", lines_ - reported_lines_}, {"thermal_rows", rows_ - reported_rows_}}))
+      reported_lines_ = lines_, reported_rows_ = rows_, gap_ = 0;
+  }
+  void Into(SuperviseResult& res) {
+    std::lock_guard lock(mu_);
+    res.lost_log_lines = lines_, res.lost_rows = rows_, res.write_error = first_error_;
+  }
+
+ private:
+  RunRecorder& rec_;
+  std::mutex mu_;
+  uint64_t lines_ = 0, rows_ = 0, reported_lines_ = 0, reported_rows_ = 0;
+  std::atomic<uint64_t> gap_{0};
+  std::string first_error_;
+};
+
 }  // namespace
 
 Result<SuperviseResult> Supervise(const Context& ctx, RunRecorder& rec, const SuperviseOptions& o,
@@ -123,6 +160,7 @@ Result<SuperviseResult> Supervise(const Context& ctx, RunRecorder& rec, const Su
   on_start(child->pid);
   SuperviseResult res;
   std::mutex mu;  // res.last_samples
+  WriteFailures writes(rec);
   std::atomic<bool> stop{false};
   std::thread sampler_thread([&] {
     Sampler sampler(ctx);
@@ -130,20 +168,33 @@ Result<SuperviseResult> Supervise(const Context& ctx, RunRecorder& rec, const Su
     ProcessWatch watch(ctx, rec, child->pid);
     LoopOptions lo;
     lo.interval_s = o.interval_s;
+    uint64_t pending_lost = 0;  // rows lost since the last one written: marked on the next
     (void)SampleLoop(sampler, detector, lo, StopFlags{nullptr, &stop}, [&](const Sample& s) -> Result<void> {
-      auto w = rec.Thermal(s);
+      Sample row = s;
+      if (pending_lost > 0) row.events.push_back("rows_lost:" + std::to_string(pending_lost));
+      auto w = rec.Thermal(row);
+      if (!w) {
+        ++pending_lost;
+        writes.Failed(w.error().message, /*row=*/true);
+      } else {
+        pending_lost = 0;
+        writes.Succeeded();
+      }
       watch.Snapshot(s);
       std::lock_guard lock(mu);
       res.last_samples.push_back(s);
       if (res.last_samples.size() > kLastSamples) res.last_samples.erase(res.last_samples.begin());
-      return w;
+      return {};  // keep sampling: rows resume when the disk has room again
     });
   });
 
   LineSplitter split_out, split_err;
   auto record = [&](char stream) {
     return [&, stream](std::string_view line) {
-      (void)rec.Log(std::chrono::system_clock::now(), stream, line);
+      if (auto w = rec.Log(std::chrono::system_clock::now(), stream, line); !w)
+        writes.Failed(w.error().message, /*row=*/false);
+      else
+        writes.Succeeded();
       res.tail.emplace_back(line.substr(0, 4096));
       if (res.tail.size() > kTailLines) res.tail.pop_front();
     };
@@ -183,7 +234,7 @@ Result<SuperviseResult> Supervise(const Context& ctx, RunRecorder& rec, const Su
           if (!res.forwarded) {
             res.forwarded = sig;
             SignalChildGroup(*child, sig);
-            kill_at = Clock::now() + std::chrono::milliseconds(static_cast<long>(o.grace_s * 1000));
+            kill_at = Clock::now() + SecondsToDuration(o.grace_s);
             (void)rec.Event(std::chrono::system_clock::now(), "signal",
                             {{"signal", strsignal(sig)}, {"action", "forwarded to the job"}});
           } else if (!res.escalated) {
@@ -215,6 +266,7 @@ Result<SuperviseResult> Supervise(const Context& ctx, RunRecorder& rec, const Su
   SignalChildGroup(*child, SIGKILL);  // nothing of the job outlives it (ESRCH when none is left)
   stop = true;
   sampler_thread.join();
+  writes.Into(res);
   restore();
   res.status = *exit_status;
   if (res.status > 128) res.term_signal = res.status - 128;

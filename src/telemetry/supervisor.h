@@ -32,6 +32,11 @@ struct SuperviseResult {
   bool escalated = false;            ///< SIGKILL was sent (second Ctrl-C or grace expired)
   std::deque<std::string> tail;      ///< the last output lines (for the OOM signature)
   std::vector<Sample> last_samples;  ///< the last few samples (MemAvailable near zero on SIGKILL)
+  /// Records the run directory could not take (a full disk): output lines and thermal rows lost,
+  /// and the first write error. Writing goes on, so records resume when space returns; the gap is
+  /// marked (a `records_lost` event, a `rows_lost:N` event on the next thermal row).
+  uint64_t lost_log_lines = 0, lost_rows = 0;
+  std::string write_error;
   /// The live view, possibly still writing to a slow reader: Close() it once the run directory
   /// is complete (a paused pager then holds up only what is left to show).
   std::unique_ptr<LiveView> live;
