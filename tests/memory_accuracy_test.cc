@@ -50,7 +50,8 @@ std::vector<Scored> ScoreRows() {
     auto cell = [&](const char* k) { return f.at(col.at(k)); };
     if (cell("sparkops_args").empty()) continue;
     std::vector<std::string> args = {"--json", "plan"};
-    for (auto a : Split(cell("sparkops_args"), ' '))
+    const std::string flags = cell("sparkops_args");
+    for (auto a : Split(flags, ' '))
       if (!a.empty()) args.emplace_back(a);
     args.insert(args.end(), {"--budget-gib", "1000"});
     auto r = testing::RunInProcess(args);

@@ -115,7 +115,7 @@ void PrintPlan(std::ostream& out, const Plan& p) {
       b.optimizer_paged ? "paged (bnb cudaMallocManaged): same pool on GB10, invisible to torch counters" : "");
   row("fp32 master weights", b.master_weights, "mixed precision");
   row("activations", b.activations, o.grad_ckpt ? "checkpointed: layer inputs + one layer" : "every layer kept");
-  row("logits + loss", b.logits, o.loss == Loss::kStandard ? "bf16 logits + fp32 upcast + its gradient" : "chunked CE");
+  row("logits + loss", b.logits, o.loss == Loss::kStandard ? "12 B/logit: bf16 logits, fp32 log-softmax, fp32 + bf16 gradients" : "chunked CE");
   row("QLoRA dequant transient", b.dequant, "largest linear in bf16, one at a time");
   row("  of which bnb-kept inputs", b.bnb_inputs, "bitsandbytes < 0.43.2: every 4-bit matmul keeps its input (PR #1270)");
   row("previous step's tensors", b.retained, "bnb ctx inputs live with the graph a loop keeps into the next step");

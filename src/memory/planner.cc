@@ -41,7 +41,7 @@ Anchor NearestAnchor(const Plan& p) {
   const char* model = m == Method::kLora ? "gemma-2-27b" : "gemma-2-9b";
   a.name = m == Method::kLora ? "27B LoRA (gemma-2-27b, sparkops defaults)" : "9B full FT (gemma-2-9b, sparkops defaults)";
   a.source = "computed";
-  a.compared = "steady peak";
+  a.compared = "process peak";
   PlanOptions o;
   o.method = m;
   LoadedModel lm;
