@@ -31,6 +31,9 @@ TEST(PlanV2, BnbVersionSelectsWhetherFourBitMatmulsKeepTheirInputs) {
   EXPECT_EQ(memory::BnbInputsFor("0.49.2+cu130"), BnbInputs::kFreed);
   EXPECT_EQ(memory::BnbInputsFor(""), BnbInputs::kUnknown);
   EXPECT_EQ(memory::BnbInputsFor("latest"), BnbInputs::kUnknown);
+  EXPECT_EQ(memory::BnbInputsFor("0..1"), BnbInputs::kUnknown);
+  EXPECT_EQ(memory::BnbInputsFor(".42"), BnbInputs::kUnknown);
+  EXPECT_EQ(memory::BnbInputsFor("0.43.2rc1"), BnbInputs::kKept);  // a pre-release sorts before 0.43.2
   // q,v only: the frozen o, MLP and down inputs are what old bnb keeps.
   const std::vector<std::string> base = {"llama-3.1-8b", "--method", "qlora", "--lora-targets", "q,v", "--seq", "4096",
                                          "--grad-ckpt", "off", "--budget-gib", "500"};

@@ -54,7 +54,10 @@ std::string ToString(AdapterDtype d) { return Name(d, kAdapterDtypes); }
 Result<AdapterDtype> ParseAdapterDtype(std::string_view s) { return Lookup(s, kAdapterDtypes, "--adapter-dtype"); }
 
 BnbInputs BnbInputsFor(std::string_view version) {
-  if (version.empty() || version.find_first_of("0123456789") != 0) return BnbInputs::kUnknown;
+  // The release part ("0.43.2" of "0.43.2rc1+cu121") must be dot-separated numbers.
+  const std::string_view release = version.substr(0, version.find_first_not_of("0123456789."));
+  if (release.empty() || release.front() == '.' || release.back() == '.' || release.find("..") != std::string_view::npos)
+    return BnbInputs::kUnknown;
   return CompareVersions(PublicVersion(version), "0.43.2") < 0 ? BnbInputs::kKept : BnbInputs::kFreed;
 }
 
