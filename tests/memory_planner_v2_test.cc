@@ -136,3 +136,42 @@ TEST(PlanV2, TextNamesTheThreeCounters) {
 
 }  // namespace
 }  // namespace sparkops
+
+namespace sparkops {
+namespace {
+
+TEST(PlanCalibrate, PredictedVsMeasuredWithResiduals) {
+  testing::TempDir run;
+  auto plan = testing::RunInProcess({"--json", "plan", "llama-3.2-1b", "--budget-gib", "50"});
+  ASSERT_EQ(plan.rc, 0) << plan.err;
+  run.Write("plan.json", plan.out);
+  const double predicted = json::parse(plan.out)["process_peak_gib"].get<double>();
+  // Measured 1 GiB above the plan (GB10 pool drop preferred over the RSS also given).
+  const double measured = (predicted + 1) * 1073741824.0;
+  run.Write("peak.json", "{\"pool_drop_peak_bytes\": " + std::to_string(measured) +
+                             ", \"gpu_process_peak_bytes\": null, \"process_rss_peak_bytes\": 1000}");
+  auto r = testing::RunInProcess({"plan", "--calibrate", run.path()});
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_NE(r.out.find("pool drop (MemAvailable)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("residual     +1.00 GiB"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("as activations + logits"), std::string::npos) << r.out;
+  auto j = testing::RunInProcess({"--json", "plan", "--calibrate", run.path()});
+  ASSERT_EQ(j.rc, 0);
+  EXPECT_NEAR(json::parse(j.out)[0]["residual_gib"].get<double>(), 1.0, 0.002);
+  // Bad inputs name the file: missing peak, no figure, negative, not JSON; no MODEL without --calibrate.
+  testing::TempDir bad;
+  bad.Write("plan.json", plan.out);
+  auto missing = testing::RunInProcess({"plan", "--calibrate", bad.path()});
+  EXPECT_EQ(missing.rc, 2);
+  EXPECT_NE(missing.err.find("peak.json"), std::string::npos) << missing.err;
+  for (const char* peak : {"{}", "{\"pool_drop_peak_bytes\": -5}", "[1]", "nan"}) {
+    bad.Write("peak.json", peak);
+    auto e = testing::RunInProcess({"plan", "--calibrate", bad.path()});
+    EXPECT_EQ(e.rc, 2) << peak;
+    EXPECT_NE(e.err.find("peak.json"), std::string::npos) << peak << ": " << e.err;
+  }
+  EXPECT_EQ(testing::RunInProcess({"plan"}).rc, 2);
+}
+
+}  // namespace
+}  // namespace sparkops

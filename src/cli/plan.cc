@@ -6,6 +6,7 @@
 #include "base/json_text.h"
 #include "cli/commands.h"
 #include "cli/plan_options.h"
+#include "memory/calibrate.h"
 
 namespace sparkops {
 
@@ -171,10 +172,38 @@ int CmdPlan(Context& ctx, const std::vector<std::string>& args) {
   auto app = NewApp("plan", "Will this fine-tune fit the unified-memory pool? Breakdown, verdict, largest seq/batch.");
   std::string model;
   PlanFlags flags;
-  app->add_option("MODEL", model, "catalogue name (sparkops models), a directory with config.json, or a config.json")
-      ->required();
+  std::vector<std::string> calibrate;
+  app->add_option("MODEL", model, "catalogue name (sparkops models), a directory with config.json, or a config.json");
+  app->add_option("--calibrate", calibrate,
+                  "run directories holding plan.json + peak.json: predicted vs measured, residual per component");
   AddPlanFlags(*app, flags);
   if (auto rc = ParseFlags(*app, args, ctx)) return *rc;
+  if (!calibrate.empty()) {
+    std::vector<Calibration> runs;
+    for (const auto& dir : calibrate) {
+      auto c = ReadCalibration(dir);
+      if (!c) {
+        ctx.err << "sparkops plan --calibrate: " << c.error().message << "\n";
+        return kExitUsage;
+      }
+      runs.push_back(*c);
+    }
+    if (ctx.opts.json) {
+      nlohmann::json j = nlohmann::json::array();
+      for (const auto& c : runs)
+        j.push_back({{"dir", c.dir}, {"model", c.model}, {"method", c.method}, {"measured_gib", Round3(G(c.measured))},
+                     {"measured_what", c.measured_what}, {"predicted_gib", Round3(G(c.predicted))},
+                     {"predicted_high_gib", Round3(G(c.predicted_high))}, {"residual_gib", Round3(G(c.measured - c.predicted))}});
+      ctx.out << JsonText(j) << "\n";
+    } else {
+      ctx.out << CalibrationReport(runs);
+    }
+    return kExitOk;
+  }
+  if (model.empty()) {
+    ctx.err << "sparkops plan: MODEL is required (or --calibrate RUN_DIR...)\n";
+    return kExitUsage;
+  }
   auto plan = PlanFromFlags(ctx, model, flags);
   if (!plan) {
     ctx.err << "sparkops plan: " << plan.error().message << "\n";
