@@ -4,6 +4,8 @@
 #   - /bin/true         : process start-up floor
 #   - python3 -S        : the same weights+states+logits formula in Python (no fit search) - what a
 #                         worksheet script costs before it computes anything useful
+# Then the accuracy table (bench/plan_accuracy.py): every validation row measured / predicted /
+# error, with accelerate's estimate and a textbook formula on the same rows, summary by method.
 # Usage: bench/plan.sh [path/to/sparkops] [runs]   (default build/sparkops, 50 runs)
 set -euo pipefail
 BIN=${1:-build/sparkops}
@@ -39,4 +41,7 @@ printf '%-58s %8s ms\n' "sparkops --json plan gemma-2-27b" "$t_json"
 printf '%-58s %8s ms\n' "sparkops plan llama-3.1-8b --method full --seq 65536 (no-fit)" "$t_full"
 printf 'ratios: plan / python3 = %.3f, plan / true = %.1f\n' "$(echo "scale=6; $t_plan / $t_py" | bc)" \
   "$(echo "scale=6; $t_plan / $t_true" | bc)"
+echo
+"$PYBIN" "$ROOT/bench/plan_accuracy.py" "$BIN"
+echo
 awk -v t="$t_plan" 'BEGIN { if (t > 20) { print "FAIL: plan took " t " ms (> 20 ms)"; exit 1 } else print "OK: plan incl. fit search <= 20 ms" }'

@@ -6,6 +6,7 @@
 #include "base/json_text.h"
 #include "cli/commands.h"
 #include "cli/plan_options.h"
+#include "memory/calibrate.h"
 
 namespace sparkops {
 
@@ -26,7 +27,12 @@ std::string OptionsLine(const PlanOptions& o) {
     s += fmt::format(", LoRA r{} on {}{}", o.rank, fmt::join(t, ","),
                      o.lora_dropout > 0 ? fmt::format(" (dropout {})", o.lora_dropout) : "");
   }
-  return s + fmt::format(", attention {}, loss {}", ToString(o.attention), ToString(o.loss));
+  if (o.method != Method::kFull) s += fmt::format(", adapters {}", ToString(o.adapter_dtype));
+  if (o.method == Method::kQlora)
+    s += o.bnb_version.empty() ? ", bitsandbytes version unknown"
+                               : fmt::format(", bitsandbytes {} ({})", o.bnb_version, o.bnb_version_source);
+  return s + fmt::format(", attention {}, loss {}{}", ToString(o.attention), ToString(o.loss),
+                         o.compile ? ", torch.compile" : "");
 }
 
 std::string Count(double n) {
@@ -50,16 +56,32 @@ nlohmann::json PlanJson(const Plan& p) {
                   {"grad_ckpt", p.options.grad_ckpt}, {"optimizer", ToString(p.options.optimizer)},
                   {"precision", ToString(p.options.precision)}, {"lora_rank", p.options.rank},
                   {"lora_targets", p.options.targets}, {"lora_dropout", p.options.lora_dropout}, {"attention", ToString(p.options.attention)},
-                  {"loss", ToString(p.options.loss)}};
+                  {"loss", ToString(p.options.loss)}, {"adapter_dtype", ToString(p.options.adapter_dtype)},
+                  {"bnb_version", p.options.bnb_version.empty() ? nlohmann::json() : nlohmann::json(p.options.bnb_version)},
+                  {"bnb_version_source", p.options.bnb_version_source.empty() ? nlohmann::json()
+                                                                              : nlohmann::json(p.options.bnb_version_source)},
+                  {"compile", p.options.compile}};
   j["components"] = {{"weights_gib", Round3(G(b.weights))},       {"adapter_gib", Round3(G(b.adapter))},
                      {"gradients_gib", Round3(G(b.gradients))},   {"optimizer_gib", Round3(G(b.optimizer))},
                      {"master_weights_gib", Round3(G(b.master_weights))}, {"activations_gib", Round3(G(b.activations))},
                      {"logits_gib", Round3(G(b.logits))},         {"dequant_gib", Round3(G(b.dequant))},
-                     {"overhead_gib", Round3(G(b.overhead))}};
+                     {"overhead_gib", Round3(G(b.overhead))},     {"bnb_inputs_gib", Round3(G(b.bnb_inputs))},
+                     {"retained_gib", Round3(G(b.retained))},     {"first_gradients_gib", Round3(G(b.first_gradients))},
+                     {"optimizer_step_gib", Round3(G(b.optimizer_step))}, {"slack_gib", Round3(G(b.slack))},
+                     {"load_cache_gib", Round3(G(b.load_cache))}};
   j["optimizer_paged"] = b.optimizer_paged;
+  j["backward_phase_gib"] = Round3(G(b.backward_peak()));
+  j["step_phase_gib"] = Round3(G(b.step_peak()));
   j["allocated_peak_gib"] = Round3(G(b.allocated_peak()));
-  j["steady_peak_gib"] = Round3(G(b.steady_peak()));
+  j["reserved_peak_gib"] = Round3(G(b.reserved_peak()));
+  j["process_peak_gib"] = Round3(G(b.process_peak()));
+  auto range = [](double lo, double hi) { return nlohmann::json{{"low", Round3(G(lo))}, {"high", Round3(G(hi))}}; };
+  j["range"] = {{"allocated_peak_gib", range(p.low.allocated_peak(), p.high.allocated_peak())},
+                {"reserved_peak_gib", range(p.low.reserved_peak(), p.high.reserved_peak())},
+                {"process_peak_gib", range(p.low.process_peak(), p.high.process_peak())}};
+  j["widened"] = p.widened;
   j["load_peak_gib"] = Round3(G(b.load_peak()));
+  j["verdict_peak_gib"] = Round3(G(p.high.peak()));
   j["budget_gib"] = Round3(G(p.budget.bytes));
   j["budget_source"] = p.budget.source;
   if (p.budget.source != "--budget-gib")
@@ -94,13 +116,28 @@ void PrintPlan(std::ostream& out, const Plan& p) {
       b.optimizer_paged ? "paged (bnb cudaMallocManaged): same pool on GB10, invisible to torch counters" : "");
   row("fp32 master weights", b.master_weights, "mixed precision");
   row("activations", b.activations, o.grad_ckpt ? "checkpointed: layer inputs + one layer" : "every layer kept");
-  row("logits + loss", b.logits, o.loss == Loss::kStandard ? "bf16 logits + fp32 upcast + its gradient" : "chunked CE");
+  row("logits + loss", b.logits, o.loss == Loss::kStandard ? "12 B/logit: bf16 logits, fp32 log-softmax, fp32 + bf16 gradients" : "chunked CE");
   row("QLoRA dequant transient", b.dequant, "largest linear in bf16, one at a time");
-  row("runtime overhead", b.overhead, "CUDA context (gpu_poor's 650 MB figure)");
-  out << fmt::format("allocated peak  {:>9.2f} GiB  what torch.cuda.max_memory_allocated would show\n",
-                     G(b.allocated_peak()));
-  out << fmt::format("steady peak     {:>9.2f} GiB  allocated + paged state + overhead: what the process takes from the pool\n",
-                     G(b.steady_peak()));
+  row("  of which bnb-kept inputs", b.bnb_inputs, "bitsandbytes < 0.43.2: every 4-bit matmul keeps its input (PR #1270)");
+  row("previous step's tensors", b.retained, "bnb ctx inputs live with the graph a loop keeps into the next step");
+  row("optimizer step transient", b.optimizer_step, "foreach AdamW's sqrt(v) copy");
+  row("allocator slack", b.slack, "caching allocator, 8% of per-step allocations (reserved counter)");
+  row("4-bit load cache", b.load_cache, "16-bit blocks left reserved by 4-bit loading (reserved counter)");
+  row("CUDA context", b.overhead, "gpu_poor's 650 MB figure (process counter only)");
+  out << fmt::format("phases          backward start {:.2f} GiB (states + activations + logits{}), optimizer step {:.2f} GiB "
+                     "(states + all gradients)\n",
+                     G(b.backward_peak()), b.first_gradients > 0 ? " + first gradients" : "", G(b.step_peak()));
+  auto counter = [&](const char* name, double mid, double lo, double hi, const char* what) {
+    std::string r = lo < mid - 0.005 * kGiB || hi > mid + 0.005 * kGiB ? fmt::format(" (range {:.2f}-{:.2f})", G(lo), G(hi)) : "";
+    out << fmt::format("{:<16}{:>9.2f} GiB{}  {}\n", name, G(mid), r, what);
+  };
+  counter("allocated peak", b.allocated_peak(), p.low.allocated_peak(), p.high.allocated_peak(),
+          "torch.cuda.max_memory_allocated: the larger phase");
+  counter("reserved peak", b.reserved_peak(), p.low.reserved_peak(), p.high.reserved_peak(),
+          "torch.cuda.max_memory_reserved: allocated + slack + load cache");
+  counter("process peak", b.process_peak(), p.low.process_peak(), p.high.process_peak(),
+          "what the process takes from the pool: reserved + paged state + CUDA context");
+  for (const auto& w : p.widened) out << "  widened: " << w << "\n";
   out << fmt::format("load-time peak  {:>9.2f} GiB  seed's rule: mmap'd checkpoint pages and the device copy count at once "
                      "(one {:.1f} GiB shard mapped at a time; no source measures this)\n",
                      G(b.load_peak()), G(b.mmap_window));
@@ -117,8 +154,9 @@ void PrintPlan(std::ostream& out, const Plan& p) {
     out << fmt::format("  MemFree {:.2f} GiB (the seed's `free -g` column); the budget is MemAvailable because it also "
                        "counts page cache the kernel can reclaim, and nvidia-smi does not see this pool\n",
                        G(*p.budget.mem_free));
-  out << fmt::format("verdict         {} (peak {:.2f} GiB = {:.0f}% of budget; fits <= 90%, tight <= 100%)\n",
-                     ToString(p.verdict), G(b.peak()), 100 * b.peak() / p.budget.bytes);
+  out << fmt::format("verdict         {} (peak {:.2f} GiB = {:.0f}% of budget, the high end of process and load peaks; "
+                     "fits <= 90%, tight <= 100%)\n",
+                     ToString(p.verdict), G(p.high.peak()), 100 * p.high.peak() / p.budget.bytes);
   out << fmt::format("largest seq that fits (batch {}): {}\n", o.batch,
                      p.max_seq ? fmt::format("{}{}", *p.max_seq, p.max_seq_is_model_limit ? " (model maximum)" : "")
                                : "none (the weights alone do not fit)");
@@ -134,10 +172,38 @@ int CmdPlan(Context& ctx, const std::vector<std::string>& args) {
   auto app = NewApp("plan", "Will this fine-tune fit the unified-memory pool? Breakdown, verdict, largest seq/batch.");
   std::string model;
   PlanFlags flags;
-  app->add_option("MODEL", model, "catalogue name (sparkops models), a directory with config.json, or a config.json")
-      ->required();
+  std::vector<std::string> calibrate;
+  app->add_option("MODEL", model, "catalogue name (sparkops models), a directory with config.json, or a config.json");
+  app->add_option("--calibrate", calibrate,
+                  "run directories holding plan.json + peak.json: predicted vs measured, residual per component");
   AddPlanFlags(*app, flags);
   if (auto rc = ParseFlags(*app, args, ctx)) return *rc;
+  if (!calibrate.empty()) {
+    std::vector<Calibration> runs;
+    for (const auto& dir : calibrate) {
+      auto c = ReadCalibration(dir);
+      if (!c) {
+        ctx.err << "sparkops plan --calibrate: " << c.error().message << "\n";
+        return kExitUsage;
+      }
+      runs.push_back(*c);
+    }
+    if (ctx.opts.json) {
+      nlohmann::json j = nlohmann::json::array();
+      for (const auto& c : runs)
+        j.push_back({{"dir", c.dir}, {"model", c.model}, {"method", c.method}, {"measured_gib", Round3(G(c.measured))},
+                     {"measured_what", c.measured_what}, {"predicted_gib", Round3(G(c.predicted))},
+                     {"predicted_high_gib", Round3(G(c.predicted_high))}, {"residual_gib", Round3(G(c.measured - c.predicted))}});
+      ctx.out << JsonText(j) << "\n";
+    } else {
+      ctx.out << CalibrationReport(runs);
+    }
+    return kExitOk;
+  }
+  if (model.empty()) {
+    ctx.err << "sparkops plan: MODEL is required (or --calibrate RUN_DIR...)\n";
+    return kExitUsage;
+  }
   auto plan = PlanFromFlags(ctx, model, flags);
   if (!plan) {
     ctx.err << "sparkops plan: " << plan.error().message << "\n";

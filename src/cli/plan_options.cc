@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "host/pyenv.h"
+
 namespace sparkops {
 
 using namespace memory;
@@ -20,6 +22,14 @@ void AddPlanFlags(CLI::App& app, PlanFlags& f) {
             "LoRA dropout probability (default 0, PEFT's default)");
   app.add_option("--attention", f.attention, "sdpa|flash|eager (default sdpa)");
   app.add_option("--loss", f.loss, "standard|chunked cross-entropy (default standard)");
+  app.add_option("--adapter-dtype", f.adapter_dtype,
+                 "fp32 (PEFT's default: adapters, their grads and AdamW state in fp32)|bf16 (LitGPT bf16-true)");
+  app.add_option("--bnb-version", f.bnb_version,
+                 "bitsandbytes version for QLoRA (before 0.43.2 4-bit matmuls keep their inputs); default: "
+                 "read from the Python environment");
+  app.add_option("--python", f.python, "Python interpreter whose environment holds bitsandbytes (as preflight)");
+  app.add_option("--site-packages", f.site_packages, "site-packages directory holding bitsandbytes (repeatable)");
+  app.add_flag("--compile", f.compile, "the run uses torch.compile (the peak becomes a range)");
   AddNumber(app, "--budget-gib", f.budget_gib, {0, 1 << 20, true, false, "GiB"},
             "budget in GiB instead of MemAvailable - reserve");
   AddNumber(app, "--reserve-gib", f.reserve_gib, {0, 1 << 20, false, false, "GiB"},
@@ -54,12 +64,36 @@ Result<PlanOptions> ToPlanOptions(const PlanFlags& f) {
   if (!loss) return std::unexpected(loss.error());
   o.loss = *loss;
   o.lora_dropout = f.lora_dropout;
+  auto ad = ParseAdapterDtype(f.adapter_dtype);
+  if (!ad) return std::unexpected(ad.error());
+  o.adapter_dtype = *ad;
+  if (!f.bnb_version.empty()) {
+    if (BnbInputsFor(f.bnb_version) == BnbInputs::kUnknown)
+      return InputError(fmt::format("--bnb-version '{}': expected a version such as 0.45.5", f.bnb_version));
+    o.bnb_version = f.bnb_version;
+    o.bnb_version_source = "--bnb-version";
+    o.bnb_inputs = BnbInputsFor(f.bnb_version);
+  }
+  o.compile = f.compile;
   return o;
+}
+
+void ResolveBnbVersion(const Context& ctx, const PlanFlags& f, PlanOptions& o) {
+  if (o.method != Method::kQlora || !o.bnb_version_source.empty()) return;
+  auto env = DiscoverPython(ctx, f.python, f.site_packages);
+  if (!env) return;
+  const Inventory inv = ScanSitePackages(env->site_dirs);
+  const Package* bnb = inv.Find("bitsandbytes");
+  if (!bnb || BnbInputsFor(bnb->version) == BnbInputs::kUnknown) return;
+  o.bnb_version = bnb->version;
+  o.bnb_version_source = "dist-info in " + bnb->site_dir;
+  o.bnb_inputs = BnbInputsFor(bnb->version);
 }
 
 Result<Plan> PlanFromFlags(Context& ctx, const std::string& model, const PlanFlags& f) {
   auto opts = ToPlanOptions(f);
   if (!opts) return std::unexpected(opts.error());
+  ResolveBnbVersion(ctx, f, *opts);
   auto lm = ResolveModel(model);
   if (!lm) return std::unexpected(lm.error());
   auto budget = MakeBudget(ReadMemInfo(ctx.fs), f.budget_gib, f.reserve_gib);

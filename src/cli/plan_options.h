@@ -2,6 +2,7 @@
 /// The plan flags shared by `plan` and `oom` (CLI11 side), and the plan renderers.
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "cli/flags.h"
 #include "memory/planner.h"
@@ -16,11 +17,19 @@ struct PlanFlags {
   std::optional<double> budget_gib;
   double reserve_gib = 4;
   double lora_dropout = 0;
+  std::string adapter_dtype = "fp32";
+  std::string bnb_version;                 ///< --bnb-version; "" = read from the Python environment
+  std::string python;                      ///< --python EXE (to find the environment, as preflight)
+  std::vector<std::string> site_packages;  ///< --site-packages DIR...
+  bool compile = false;
 };
 
 void AddPlanFlags(CLI::App& app, PlanFlags& f);
 /// Input error naming the flag for a bad value (rank 0, seq 0, unknown optimizer, ...).
 Result<memory::PlanOptions> ToPlanOptions(const PlanFlags& f);
+/// QLoRA without --bnb-version: bitsandbytes' version from the Python environment preflight finds
+/// (--site-packages, --python, VIRTUAL_ENV, ...); leaves the options unknown when none is found.
+void ResolveBnbVersion(const Context& ctx, const PlanFlags& f, memory::PlanOptions& o);
 /// Resolves MODEL, reads the budget (MemAvailable under --root), plans. Errors are input errors.
 Result<memory::Plan> PlanFromFlags(Context& ctx, const std::string& model, const PlanFlags& f);
 

@@ -17,6 +17,7 @@
 #include "host/bootid.h"
 #include "memory/ladder.h"
 #include "report/html.h"
+#include "telemetry/peak_recorder.h"
 #include "telemetry/supervisor.h"
 
 namespace sparkops {
@@ -73,6 +74,9 @@ int CmdRun(Context& ctx, const std::vector<std::string>& args) {
   app->add_option("--out", out_dir, "run directory (default sparkops-runs/<UTC timestamp>)");
   AddNumber(*app, "--interval", interval, kIntervalRange, "seconds between thermal samples and process snapshots");
   AddNumber(*app, "--grace", grace, kGraceRange, "seconds between forwarding SIGINT/SIGTERM/SIGHUP and SIGKILL");
+  std::string plan_args;
+  app->add_option("--plan-args", plan_args,
+                  "this job's `plan` flags (MODEL first): plan.json + peak.json in the run directory, for plan --calibrate");
   app->add_option("command", command, "the job, after --")->required();
   app->allow_extras(false);
   if (auto rc = ParseFlags(*app, args, ctx)) return *rc;
@@ -140,7 +144,9 @@ int CmdRun(Context& ctx, const std::vector<std::string>& args) {
       }
     }
   }
+  const std::string peak_note = plan_args.empty() ? "" : RecordPlanAndPeak(ctx, *rec, out_dir, plan_args);
   res->live->Close();  // the rest of the job's output first, then run's own lines
+  if (!peak_note.empty()) ctx.err << "sparkops run: " << peak_note << "\n";
   if (!verdict.empty()) ctx.err << "sparkops run: " << verdict << "\n";
   ctx.err << fmt::format("sparkops run: job exited with status {}; run directory {}\n", res->status, out_dir);
   if (res->lost_log_lines + res->lost_rows > 0) {

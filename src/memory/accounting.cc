@@ -6,6 +6,8 @@
 #include <map>
 
 #include "base/strings.h"
+#include "host/distinfo.h"
+#include "memory/activations.h"
 
 namespace sparkops::memory {
 namespace {
@@ -34,13 +36,7 @@ const std::map<std::string, Optimizer> kOptimizers = {{"adamw", Optimizer::kAdam
 const std::map<std::string, Precision> kPrecisions = {{"bf16", Precision::kBf16}, {"mixed", Precision::kMixed}, {"fp32", Precision::kFp32}};
 const std::map<std::string, Attention> kAttention = {{"sdpa", Attention::kSdpa}, {"flash", Attention::kFlash}, {"eager", Attention::kEager}};
 const std::map<std::string, Loss> kLosses = {{"standard", Loss::kStandard}, {"chunked", Loss::kChunked}};
-
-/// Is this block linear adapted by LoRA? Fused projections are adapted when any part is.
-bool Adapted(const LinearShape& l, const std::set<std::string>& t) {
-  if (l.name == "qkv") return t.count("q") || t.count("k") || t.count("v");
-  if (l.name == "gate_up") return t.count("gate") || t.count("up");
-  return t.count(l.name) > 0;
-}
+const std::map<std::string, AdapterDtype> kAdapterDtypes = {{"fp32", AdapterDtype::kFp32}, {"bf16", AdapterDtype::kBf16}};
 
 }  // namespace
 
@@ -54,6 +50,16 @@ Result<Optimizer> ParseOptimizer(std::string_view s) { return Lookup(s, kOptimiz
 Result<Precision> ParsePrecision(std::string_view s) { return Lookup(s, kPrecisions, "--precision"); }
 Result<Attention> ParseAttention(std::string_view s) { return Lookup(s, kAttention, "--attention"); }
 Result<Loss> ParseLoss(std::string_view s) { return Lookup(s, kLosses, "--loss"); }
+std::string ToString(AdapterDtype d) { return Name(d, kAdapterDtypes); }
+Result<AdapterDtype> ParseAdapterDtype(std::string_view s) { return Lookup(s, kAdapterDtypes, "--adapter-dtype"); }
+
+BnbInputs BnbInputsFor(std::string_view version) {
+  // The release part ("0.43.2" of "0.43.2rc1+cu121") must be dot-separated numbers.
+  const std::string_view release = version.substr(0, version.find_first_not_of("0123456789."));
+  if (release.empty() || release.front() == '.' || release.back() == '.' || release.find("..") != std::string_view::npos)
+    return BnbInputs::kUnknown;
+  return CompareVersions(PublicVersion(version), "0.43.2") < 0 ? BnbInputs::kKept : BnbInputs::kFreed;
+}
 
 Result<std::set<std::string>> ParseTargets(std::string_view s) {
   static const std::set<std::string> kOne = {"q", "k", "v", "o", "gate", "up", "down", "head"};
@@ -69,23 +75,26 @@ Result<std::set<std::string>> ParseTargets(std::string_view s) {
   return out;
 }
 
-double Breakdown::allocated_peak() const {
-  return weights + adapter + gradients + (optimizer_paged ? 0 : optimizer) + master_weights + activations + logits +
-         dequant;
+double Breakdown::states() const { return weights + adapter + (optimizer_paged ? 0 : optimizer) + master_weights; }
+double Breakdown::backward_peak() const {
+  return states() + activations + retained + logits + dequant + first_gradients;
 }
-double Breakdown::steady_peak() const { return allocated_peak() + (optimizer_paged ? optimizer : 0) + overhead; }
+double Breakdown::step_peak() const { return states() + gradients + optimizer_step; }
+double Breakdown::allocated_peak() const { return std::max(backward_peak(), step_peak()); }
+double Breakdown::reserved_peak() const { return allocated_peak() + slack + load_cache; }
+double Breakdown::process_peak() const { return reserved_peak() + (optimizer_paged ? optimizer : 0) + overhead; }
 double Breakdown::load_peak() const {
   // Weights already placed + the shard being mapped; for QLoRA the mapped shard is also copied
   // to the device in 16-bit before bitsandbytes quantises it.
   return overhead + weights + mmap_window + (dequant > 0 ? mmap_window : 0);
 }
-double Breakdown::peak() const { return std::max(steady_peak(), load_peak()); }
+double Breakdown::peak() const { return std::max(process_peak(), load_peak()); }
 
-Result<Breakdown> Estimate(const LoadedModel& model, const PlanOptions& o) {
+Result<Breakdown> Estimate(const LoadedModel& model, const PlanOptions& o, Side side) {
   if (o.seq == 0) return InputError("--seq: must be at least 1");
   if (o.batch == 0) return InputError("--batch: must be at least 1");
   if (o.method != Method::kFull && o.rank == 0) return InputError("--lora-rank: must be at least 1");
-  if (o.lora_dropout < 0 || o.lora_dropout >= 1) return InputError("--lora-dropout: must be in [0, 1)");
+  if (!(o.lora_dropout >= 0 && o.lora_dropout < 1)) return InputError("--lora-dropout: must be in [0, 1)");
   if (o.seq > (1u << 24) || o.batch > (1u << 20)) return InputError("--seq/--batch: implausibly large");
   const ModelSpec& m = model.spec;
   const ParamCounts pc = CountParams(m);
@@ -99,14 +108,12 @@ Result<Breakdown> Estimate(const LoadedModel& model, const PlanOptions& o) {
   const double P = block_linear + non_linear;
 
   const bool full = o.method == Method::kFull;
-  const double wbytes = o.precision == Precision::kFp32 ? 4 : 2;    // base weights dtype
-  const double abytes = o.precision == Precision::kBf16 ? 2 : 4;    // adapter dtype (PEFT upcasts in mixed)
+  const bool qlora = o.method == Method::kQlora;
+  const double wbytes = o.precision == Precision::kFp32 ? 4 : 2;  // base weights dtype
+  const double abytes = o.precision == Precision::kFp32 || o.adapter_dtype == AdapterDtype::kFp32 ? 4 : 2;
 
   // Weights.
-  if (o.method == Method::kQlora)
-    b.weights = block_linear * kNf4BytesPerParam + non_linear * wbytes;
-  else
-    b.weights = P * wbytes;
+  b.weights = qlora ? block_linear * kNf4BytesPerParam + non_linear * wbytes : P * wbytes;
 
   // LoRA adapter: r * (d_in + d_out) per targeted matrix.
   double adapter_params = 0;
@@ -120,14 +127,25 @@ Result<Breakdown> Estimate(const LoadedModel& model, const PlanOptions& o) {
   const double trainable = full ? P : adapter_params;
   b.trainable = static_cast<uint64_t>(trainable);
 
-  // Gradients (same dtype as the trainable tensors; bf16 grads under mixed full fine-tune).
+  // Gradients (same dtype as the trainable tensors). Backward runs from the loss, so the head's
+  // (or the tied embedding's) gradient exists while nearly all activations still do; the rest
+  // appear as activations are freed. Adapter gradients are small: all counted in both phases.
   const double gbytes = full ? wbytes : abytes;
   b.gradients = trainable * gbytes;
+  b.first_gradients = full ? double(m.vocab) * double(m.hidden) * gbytes : b.gradients;
 
-  // Optimizer states.
-  const double sbytes = o.precision == Precision::kBf16 ? 2 : 4;  // state dtype follows params in pure bf16
+  // Optimizer states: AdamW's m and v take the trainable tensors' dtype (torch creates them with
+  // zeros_like), so pure bf16 keeps bf16 states and fp32 adapters fp32 ones; mixed precision keeps
+  // fp32 states beside the fp32 master copy.
+  const double sbytes = full ? (o.precision == Precision::kBf16 ? 2 : 4) : abytes;
   switch (o.optimizer) {
-    case Optimizer::kAdamW: b.optimizer = trainable * 2 * sbytes; break;
+    case Optimizer::kAdamW:
+      b.optimizer = trainable * 2 * sbytes;
+      // torch's foreach AdamW (its default unless fused=True) computes sqrt(v) for all parameters
+      // at once: one state-sized copy. torchtune's measured rows stay below it (fused), so only
+      // the high side counts it.
+      if (side == Side::kHigh) b.optimizer_step = trainable * sbytes;
+      break;
     case Optimizer::kAdamW8bit:
     case Optimizer::kPagedAdamW8bit: b.optimizer = trainable * (2 + 2 * 4.0 / 256); break;
     case Optimizer::kSgd: b.optimizer = 0; break;  // torch SGD default momentum=0 keeps no state
@@ -148,54 +166,36 @@ Result<Breakdown> Estimate(const LoadedModel& model, const PlanOptions& o) {
   b.optimizer_paged = o.optimizer == Optimizer::kPagedAdamW8bit;
   if (full && o.precision == Precision::kMixed) b.master_weights = P * 4;
 
-  // Activations per layer, bytes per token (16-bit activations; fp32 doubles them).
-  const double h = m.hidden, hq = double(m.heads * m.head_dim), hkv = double(m.kv_heads * m.head_dim);
-  const double s = o.seq, tokens = double(o.seq) * o.batch, act_scale = o.precision == Precision::kFp32 ? 2 : 1;
-  auto keeps_input = [&](const std::string& name) {
-    if (full) return true;
-    for (const auto& l : linears)
-      if (l.name == name || (name == "q" && l.name == "qkv") || (name == "gate" && l.name == "gate_up"))
-        return Adapted(l, o.targets);
-    return false;
-  };
-  double per_token = 0;
-  per_token += m.norms_per_layer() * 4 * h;              // fp32 copy inside each RMSNorm/LayerNorm
-  if (full) per_token += m.norms_per_layer() * 2 * h;    // normalised input of the norm weight
-  if (keeps_input("q") || keeps_input("k") || keeps_input("v")) per_token += 2 * h;  // q/k/v input
-  per_token += 2 * (hq + 2 * hkv);                       // q, k, v kept for attention backward
-  per_token += 2 * hq;                                   // attention output (= o input)
-  if (o.attention == Attention::kEager)
-    per_token += double(m.heads) * s * (4 + 2);          // fp32 softmax + its bf16 copy: a*s per token
-  else
-    per_token += 4.0 * m.heads;                          // flash/SDPA log-sum-exp, fp32
-  const double i = m.is_moe() ? m.expert_intermediate : m.intermediate;
-  const double k = m.is_moe() ? m.experts_per_token : 1;
-  if (keeps_input("gate") || keeps_input("up")) per_token += 2 * h;  // MLP input
-  if (m.is_moe()) per_token += k * 2 * h + 4.0 * m.experts;       // dispatched copies + router logits
-  per_token += k * (m.gated_mlp() ? 6 : 2) * i;          // gate, up, act (gated) / fc1 out (plain)
-  if (keeps_input("down")) per_token += k * 2 * i;       // down-projection input
-  if (!full && o.lora_dropout > 0)                       // dropped bf16 copy (2) + bool mask (1) per adapted linear
-    for (const auto& l : linears)
-      if (Adapted(l, o.targets)) per_token += 3.0 * double(l.d_in) * (l.count > 1 ? k : 1);
-  const double layer_bytes = per_token * tokens * act_scale;
-  const double L = m.layers;
-  if (o.grad_ckpt)
-    b.activations = L * 2 * h * tokens * act_scale + layer_bytes;  // layer inputs + one layer recomputed
-  else
-    b.activations = L * layer_bytes;
-  b.activations += (4 + 2) * h * tokens * act_scale;     // final norm (fp32) + head input
+  // Activations, with the unknowns resolved to this side.
+  b.bnb_keeps_inputs = qlora && (o.bnb_inputs == BnbInputs::kKept ||
+                                 (o.bnb_inputs == BnbInputs::kUnknown && side == Side::kHigh));
+  b.recomputed = o.compile && side != Side::kHigh;
+  const Activations act = EstimateActivations(m, o, b.bnb_keeps_inputs, b.recomputed);
+  b.activations = act.total;
+  b.bnb_inputs = act.bnb_inputs;
 
   // Logits and loss.
-  const double logit_elems = tokens * double(m.vocab);
-  b.logits = logit_elems * (o.loss == Loss::kStandard ? (2 + 4 + 4) : (2 + 8.0 / 8));
+  const double logit_elems = double(o.seq) * o.batch * double(m.vocab);
+  // What the previous step leaves alive into this step's forward: bnb < 0.43.2 keeps inputs as
+  // ctx attributes, released with the graph rather than after backward, and a loop that holds
+  // last step's outputs (LitGPT's `logits`) holds that graph; the high side adds those bf16 logits.
+  b.retained = b.bnb_inputs + (side == Side::kHigh ? 2 * logit_elems : 0);
+  b.logits = logit_elems * (o.loss == Loss::kStandard ? kStandardLossBytesPerLogit : (2 + 8.0 / 8));
 
   // QLoRA dequantisation: one linear's bf16 weight at a time.
-  if (o.method == Method::kQlora) {
-    double largest = 0;
-    for (const auto& l : linears) largest = std::max(largest, double(l.d_in) * double(l.d_out));
-    b.dequant = largest * 2;
+  double largest = 0, layer_linears = 0;
+  for (const auto& l : linears) {
+    largest = std::max(largest, double(l.d_in) * double(l.d_out));
+    layer_linears += double(l.params());
   }
-
+  if (qlora) {
+    b.dequant = largest * 2;
+    // 4-bit loading moves each 16-bit weight to the device and quantises it there; the caching
+    // allocator keeps the freed 16-bit blocks (one layer's linears) reserved afterwards.
+    b.load_cache = layer_linears * 2;
+  }
+  // Fragmentation of the per-step allocations (activations, logits, dequant buffers).
+  b.slack = kAllocatorSlack * (b.activations + b.logits + b.dequant);
   b.overhead = kCudaContextBytes;
 
   // Load: checkpoint bytes on disk and the window mapped at once.

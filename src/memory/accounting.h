@@ -16,6 +16,17 @@ enum class Optimizer { kAdamW, kAdamW8bit, kPagedAdamW8bit, kSgd, kAdafactor };
 enum class Precision { kBf16, kMixed, kFp32 };
 enum class Attention { kSdpa, kFlash, kEager };
 enum class Loss { kStandard, kChunked };
+/// Dtype of the LoRA adapters and so of their gradients and AdamW state. fp32 is PEFT's default
+/// (`autocast_adapter_dtype=True` upcasts bf16/fp16 adapters); bf16 is LitGPT `bf16-true`.
+enum class AdapterDtype { kFp32, kBf16 };
+/// Does bitsandbytes' 4-bit matmul keep its input for backward? Before 0.43.2 `MatMul4Bit`
+/// stored `ctx.tensors = (A, B)` whenever an input needed a gradient (fixed by bitsandbytes
+/// PR #1270: `(None, B)`), so every 4-bit linear kept its input, adapted or not.
+enum class BnbInputs { kUnknown, kFreed, kKept };
+/// Which end of a widened estimate: inputs that are unknown (bnb version) or that move the peak
+/// either way (torch.compile) resolve to their cheap side (kLow), their assumed default
+/// (kCentral), or their costly side (kHigh, the one verdicts use).
+enum class Side { kLow, kCentral, kHigh };
 
 /// Defaults are the issue's: lora, seq 2048, batch 1, grad-ckpt on, adamw, bf16, rank 16,
 /// targets all, sdpa, standard loss.
@@ -31,13 +42,23 @@ struct PlanOptions {
   Attention attention = Attention::kSdpa;
   Loss loss = Loss::kStandard;
   double lora_dropout = 0;  ///< PEFT's default 0; > 0 keeps a dropped copy of each adapted input + mask
+  AdapterDtype adapter_dtype = AdapterDtype::kFp32;
+  BnbInputs bnb_inputs = BnbInputs::kUnknown;  ///< from BnbInputsFor(version); unknown widens
+  std::string bnb_version;         ///< "0.42.0" as given or read, "" when unknown
+  std::string bnb_version_source;  ///< "--bnb-version", "dist-info in DIR", or "" (unknown)
+  bool compile = false;            ///< torch.compile: AOTAutograd may recompute pointwise outputs
 };
+
+/// kKept before 0.43.2, kFreed from it on; kUnknown for "" or an unparsable version.
+BnbInputs BnbInputsFor(std::string_view version);
 
 std::string ToString(Method m);
 std::string ToString(Optimizer o);
 std::string ToString(Precision p);
 std::string ToString(Attention a);
 std::string ToString(Loss l);
+std::string ToString(AdapterDtype d);
+Result<AdapterDtype> ParseAdapterDtype(std::string_view s);
 Result<Method> ParseMethod(std::string_view s);
 Result<Optimizer> ParseOptimizer(std::string_view s);
 Result<Precision> ParsePrecision(std::string_view s);
@@ -47,35 +68,52 @@ Result<Loss> ParseLoss(std::string_view s);
 Result<std::set<std::string>> ParseTargets(std::string_view s);
 
 /// Every component in bytes (absent components are 0 because they do not exist for the method,
-/// not because they are unknown).
+/// not because they are unknown). Three counters, each what one tool would show:
+/// allocated (torch.cuda.max_memory_allocated), reserved (max_memory_reserved) and process
+/// (the pool the process takes: reserved + paged state + CUDA context).
 struct Breakdown {
   uint64_t params = 0;            ///< total parameters
   uint64_t trainable = 0;         ///< parameters with gradients
   double weights = 0;             ///< model weights as held in memory (NF4 for QLoRA linears)
   double adapter = 0;             ///< LoRA A/B matrices
-  double gradients = 0;           ///< trainable only
+  double gradients = 0;           ///< trainable only (all of them exist at the optimizer step)
+  double first_gradients = 0;     ///< gradients alive while the activations still are (head/embedding)
   double optimizer = 0;           ///< optimizer states
   bool optimizer_paged = false;   ///< bnb paged: invisible to torch's allocated counters
+  double optimizer_step = 0;      ///< step transient: foreach AdamW's sqrt(v) copy
   double master_weights = 0;      ///< fp32 master copy (mixed precision, full fine-tune)
   double activations = 0;         ///< saved for backward (Korthikanti et al., adapted)
-  double logits = 0;              ///< logits + fp32 upcast + its gradient (or chunked)
+  double bnb_inputs = 0;          ///< of which: inputs kept by bnb < 0.43.2's 4-bit matmuls
+  double retained = 0;            ///< the previous step's tensors still alive in this forward (see docs)
+  double logits = 0;              ///< logits + fp32 log-softmax + gradients (or chunked)
   double dequant = 0;             ///< QLoRA: one dequantised bf16 weight at a time
-  double overhead = 0;            ///< CUDA context (+ allocator slack, see docs)
+  double slack = 0;               ///< caching-allocator fragmentation (reserved - allocated)
+  double load_cache = 0;          ///< QLoRA: 16-bit blocks 4-bit loading leaves reserved
+  double overhead = 0;            ///< CUDA context (process counter only)
   double checkpoint_bytes = 0;    ///< weights on disk (safetensors sizes, else 16-bit)
   double mmap_window = 0;         ///< bytes mapped at once while loading (one shard)
+  bool bnb_keeps_inputs = false;  ///< the bnb behaviour this breakdown assumed (QLoRA)
+  bool recomputed = false;        ///< --compile: pointwise outputs recomputed (not on the high side)
 
-  double allocated_peak() const;  ///< what torch.cuda.max_memory_allocated would show
-  double steady_peak() const;     ///< allocated + paged state + overhead: the pool the process takes
+  double states() const;          ///< weights + adapter + visible optimizer + master
+  double backward_peak() const;   ///< phase 1, start of backward: states + activations + logits + dequant + first grads
+  double step_peak() const;       ///< phase 2, optimizer step: states + all gradients + step transient
+  double allocated_peak() const;  ///< max of the two phases: torch.cuda.max_memory_allocated
+  double reserved_peak() const;   ///< allocated + slack + load cache: torch.cuda.max_memory_reserved
+  double process_peak() const;    ///< reserved + paged state + CUDA context: what the process takes
   double load_peak() const;       ///< seed's rule: mapped checkpoint + device copy + overhead
-  double peak() const;            ///< max(steady, load)
+  double peak() const;            ///< max(process, load): what verdicts use
 };
 
-/// Pure: the accounting. Input error for rank 0, seq 0, batch 0.
-Result<Breakdown> Estimate(const LoadedModel& model, const PlanOptions& opts);
+/// Pure: the accounting, with unknown or two-sided inputs resolved to `side`. Input error for
+/// rank 0, seq 0, batch 0.
+Result<Breakdown> Estimate(const LoadedModel& model, const PlanOptions& opts, Side side = Side::kCentral);
 
 /// Constants with their sources (docs/memory-model.md).
 inline constexpr double kNf4BytesPerParam = 4.127 / 8;      ///< QLoRA paper: 4 bit + 0.127 bit double-quant
 inline constexpr double kCudaContextBytes = 650.0 * 1024 * 1024;  ///< gpu_poor's flat 650 MB (MiB in its code)
 inline constexpr double kDefaultShardBytes = 5e9;           ///< transformers save_pretrained max_shard_size "5GB"
+inline constexpr double kAllocatorSlack = 0.08;  ///< reserved - allocated, share of per-step allocations (docs)
+inline constexpr double kStandardLossBytesPerLogit = 12;  ///< bf16 logits + fp32 log-softmax + fp32 and bf16 grads
 
 }  // namespace sparkops::memory

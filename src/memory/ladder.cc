@@ -42,7 +42,7 @@ Ladder BuildLadder(const Result<MemInfo>& mi, const std::optional<Plan>& plan, c
     return l;
   }
   const PlanOptions& o = plan->options;
-  const Breakdown& b = plan->breakdown;
+  const Breakdown& b = plan->high;  // the figures verdicts use
   std::string s2;
   if (plan->max_seq && *plan->max_seq < o.seq)
     s2 = fmt::format("pack length {} -> {} (largest that fits at batch {})", o.seq, *plan->max_seq, o.batch);
@@ -64,7 +64,7 @@ Ladder BuildLadder(const Result<MemInfo>& mi, const std::optional<Plan>& plan, c
   std::string s3;
   auto describe = [](const char* what, const std::optional<Plan>& p) {
     if (!p) return fmt::format("{}: could not be planned", what);
-    return fmt::format("{}: peak {:.1f} GiB of {:.1f} GiB -> {}", what, p->breakdown.peak() / kGiB, p->budget.bytes / kGiB,
+    return fmt::format("{}: peak {:.1f} GiB of {:.1f} GiB -> {}", what, p->high.peak() / kGiB, p->budget.bytes / kGiB,
                        ToString(p->verdict));
   };
   if (o.method == Method::kFull) s3 = describe("bf16 LoRA", lora) + "; " + describe("QLoRA", qlora);
@@ -85,7 +85,7 @@ Ladder BuildLadder(const Result<MemInfo>& mi, const std::optional<Plan>& plan, c
     l.next = 3;
     l.why_next = fmt::format("the OOM was at {} with bitsandbytes; bf16 LoRA fits (peak {:.1f} GiB), and a QLoRA OOM "
                              "is not proof the model doesn't fit",
-                             ToString(oom->phase), lora->breakdown.peak() / kGiB);
+                             ToString(oom->phase), lora->high.peak() / kGiB);
   } else if (plan->verdict == Verdict::kNoFit && shrink_fits) {
     l.next = 2;
     l.why_next = "the plan does not fit as configured; a shorter pack (or smaller batch) does";

@@ -2,6 +2,7 @@
 /// Budget, verdict, fit search and anchors around the accounting (accounting.h).
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "host/meminfo.h"
 #include "memory/accounting.h"
@@ -37,7 +38,9 @@ struct Anchor {
 struct Plan {
   LoadedModel model;
   PlanOptions options;
-  Breakdown breakdown;
+  Breakdown breakdown;   ///< central: unknown inputs at their stated default
+  Breakdown low, high;   ///< the range where an input is unknown or two-sided; verdicts use `high`
+  std::vector<std::string> widened;  ///< why low != high (empty: they equal the central figure)
   Budget budget;
   Verdict verdict = Verdict::kNoFit;
   std::optional<uint64_t> max_seq;    ///< largest seq (at the given batch) that is not no-fit
@@ -46,7 +49,7 @@ struct Plan {
   Anchor anchor;
 };
 
-/// Runs the accounting, the verdict, the fit search and the anchor.
+/// Runs the accounting (central, low, high), the verdict on the high end, the fit search and the anchor.
 Result<Plan> MakePlan(const LoadedModel& model, const PlanOptions& opts, const Budget& budget);
 
 }  // namespace sparkops::memory

@@ -1,0 +1,26 @@
+#pragma once
+/// `run --plan-args "..."`: the job's measured peak beside the plan it was given, for
+/// `sparkops plan --calibrate RUN_DIR` (memory/calibrate.h reads the two files written here).
+#include <optional>
+#include <string>
+
+#include "analysis/thermal.h"
+#include "cli/context.h"
+#include "telemetry/run_recorder.h"
+
+namespace sparkops {
+
+/// Measured peaks in bytes; absent when the samples do not hold the reading.
+struct MeasuredPeaks {
+  std::optional<double> pool_drop;    ///< largest drop of MemAvailable below its first sample (GB10: the GPU's pool too)
+  std::optional<double> gpu_process;  ///< largest GPU memory attributed to the job (NVML per-process, where reported)
+};
+
+/// Pure: the peaks of a thermal series (a drop needs two MemAvailable readings).
+MeasuredPeaks PeaksFromThermal(const ThermalSeries& s);
+
+/// Writes plan.json (`sparkops --json plan PLAN_ARGS`, args split on spaces) and peak.json (from
+/// DIR/thermal.csv) into the run directory. Returns "" or what could not be recorded.
+std::string RecordPlanAndPeak(Context& ctx, RunRecorder& rec, const std::string& dir, const std::string& plan_args);
+
+}  // namespace sparkops
