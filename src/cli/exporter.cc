@@ -57,11 +57,17 @@ int CmdExporter(Context& ctx, const std::vector<std::string>& args) {
   std::string listen = "127.0.0.1:9842";
   double preflight_interval = 300, min_interval = 1;
   bool once = false;
+  ServerLimits limits;
   app->add_option("--listen", listen, "HOST:PORT to serve on (port 0 picks a free one)")->capture_default_str();
   app->add_option("--preflight-interval", preflight_interval,
                   "seconds between background preflight runs (G1..G10); 0 disables")->capture_default_str();
   app->add_option("--min-interval", min_interval,
                   "seconds a collected /metrics body is reused before the next scrape re-reads the host")->capture_default_str();
+  app->add_option("--max-connections", limits.max_connections,
+                  "open connections in total; past it new ones are closed at once, except that a client holding "
+                  "none replaces the oldest idle connection")->capture_default_str();
+  app->add_option("--max-connections-per-client", limits.max_per_client,
+                  "open connections from one address; past it new ones are closed at once")->capture_default_str();
   app->add_flag("--once", once, "print one /metrics body to stdout (preflight included) and exit");
   if (auto rc = ParseFlags(*app, args, ctx)) return *rc;
   if (!(preflight_interval >= 0) || preflight_interval > 86400) {
@@ -70,6 +76,12 @@ int CmdExporter(Context& ctx, const std::vector<std::string>& args) {
   }
   if (!(min_interval >= 0) || min_interval > 3600) {
     ctx.err << "sparkops exporter: --min-interval: expected 0..3600 seconds\n";
+    return kExitUsage;
+  }
+
+  if (limits.max_connections < 1 || limits.max_connections > 65536 || limits.max_per_client < 1 ||
+      limits.max_per_client > limits.max_connections) {
+    ctx.err << "sparkops exporter: --max-connections: expected 1..65536, and --max-connections-per-client 1..that\n";
     return kExitUsage;
   }
 
@@ -101,7 +113,7 @@ int CmdExporter(Context& ctx, const std::vector<std::string>& args) {
   StopOnSignals signals(stop);  // before any thread starts, so all of them inherit the mask
   MetricsCache cache(ctx, copts);
   cache.StartPreflight();
-  auto served = Serve(*addr, ServerLimits{}, [&cache] { return cache.Body(); }, stop, [&](int port) {
+  auto served = Serve(*addr, limits, [&cache] { return cache.Body(); }, stop, [&](int port) {
     std::string host = addr->host.find(':') != std::string::npos ? "[" + addr->host + "]" : addr->host;
     ctx.out << fmt::format("sparkops exporter: serving http://{}:{}/metrics\n", host, port) << std::flush;
   });
