@@ -61,6 +61,9 @@ if(SPARKOPS_STATIC_DEPS)
   # -u arc4random: take src/base/glibc_compat.cc's definition from sparkops_core before libstdc++.a
   # asks for it (the archive would not be searched again).
   set(SPARKOPS_STATIC_LINK_OPTIONS -static-libstdc++ -static-libgcc -Wl,-u,arc4random)
+  if(SPARKOPS_SANITIZE)  # the ASan build is for finding bugs, not for shipping: its runtimes stay shared
+    set(SPARKOPS_STATIC_LINK_OPTIONS)
+  endif()
 else()
   target_link_libraries(sparkops_fmt INTERFACE fmt::fmt)
   target_link_libraries(sparkops_yaml_cpp INTERFACE yaml-cpp)
