@@ -17,7 +17,9 @@ set(ENV{PKG_CONFIG_LIBDIR} "/usr/lib/aarch64-linux-gnu/pkgconfig:/usr/share/pkgc
 set(ENV{PKG_CONFIG_PATH} "")
 
 # libyaml-cpp-dev is not Multi-Arch: same in Debian 12 (only the runtime libyaml-cpp0.7:arm64 can be
-# installed next to the native -dev package): fall back to a config built from those two.
+# installed next to the native -dev package): fall back to a config built from those two. The
+# static build links the arm64 libyaml-cpp.a that scripts/setup.sh --cross unpacks from the arm64
+# -dev package into /opt/sparkops-cross (cmake/static_deps.cmake).
 if(NOT EXISTS /usr/lib/aarch64-linux-gnu/cmake/yaml-cpp/yaml-cpp-config.cmake)
   set(yaml-cpp_DIR "${CMAKE_CURRENT_LIST_DIR}/cross/yaml-cpp" CACHE PATH "yaml-cpp for the cross build")
 endif()

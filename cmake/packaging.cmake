@@ -3,8 +3,11 @@
 # Contents: /usr/bin/sparkops, its man page (generated at build time from `sparkops help`),
 # /usr/share/sparkops/ (deploy/: Prometheus rules, Grafana dashboard; the model catalogue is compiled in), a systemd unit for
 # `sparkops exporter` on 127.0.0.1 that is installed but NOT enabled (no maintainer scripts).
-# Dependencies come from dpkg-shlibdeps: Debian runtime libraries only. NVML is dlopen'd at run
-# time and never a package dependency.
+# The binary links only glibc dynamically (cmake/static_deps.cmake), so the package depends on
+# `libc6 (>= 2.35)` alone (tests/release.cmake checks that no newer glibc symbol is required) and
+# installs on Debian 12, Ubuntu 22.04/24.04 and DGX OS alike. NVML is dlopen'd at run time and
+# never a package dependency. The tarball (target sparkops_tarball):
+#   cmake --build build --target sparkops_tarball   -> build/sparkops-<ver>-linux-<arch>.tar.gz
 include(GNUInstallDirs)
 
 set(SPARKOPS_DEB_MAINTAINER "sparkops developers <sparkops@example.org>"
@@ -45,11 +48,30 @@ add_custom_target(sparkops_changelog ALL DEPENDS ${CMAKE_BINARY_DIR}/packaging/c
 # Full RELRO for the installed binary (lintian: hardening-no-bindnow).
 target_link_options(sparkops PRIVATE -Wl,-z,relro,-z,now)
 
+# --- the shipped binary: stripped, its debug information in release/sparkops.debug (GNU
+# debuglink: gdb finds it next to the binary or under /usr/lib/debug) ---
+set(SPARKOPS_RELEASE_DIR ${CMAKE_BINARY_DIR}/release)
+set(SPARKOPS_RELEASE_BIN ${SPARKOPS_RELEASE_DIR}/sparkops)
+file(MAKE_DIRECTORY ${SPARKOPS_RELEASE_DIR})
+add_custom_command(
+  OUTPUT ${SPARKOPS_RELEASE_BIN} ${SPARKOPS_RELEASE_DIR}/sparkops.debug
+  COMMAND ${CMAKE_OBJCOPY} --only-keep-debug --compress-debug-sections=zlib $<TARGET_FILE:sparkops> sparkops.debug
+  COMMAND ${CMAKE_STRIP} --strip-all -o sparkops.tmp $<TARGET_FILE:sparkops>
+  COMMAND ${CMAKE_OBJCOPY} --add-gnu-debuglink=sparkops.debug sparkops.tmp sparkops
+  COMMAND ${CMAKE_COMMAND} -E remove sparkops.tmp
+  WORKING_DIRECTORY ${SPARKOPS_RELEASE_DIR}
+  DEPENDS sparkops
+  COMMENT "Stripping sparkops (debug information in release/sparkops.debug)" VERBATIM)
+add_custom_target(sparkops_release ALL DEPENDS ${SPARKOPS_RELEASE_BIN})
+
 # --- install rules ---
-install(TARGETS sparkops RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+install(PROGRAMS ${SPARKOPS_RELEASE_BIN} DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(FILES ${SPARKOPS_MANPAGE} DESTINATION ${CMAKE_INSTALL_MANDIR}/man1)
 install(FILES ${CMAKE_SOURCE_DIR}/packaging/copyright ${CMAKE_BINARY_DIR}/packaging/changelog.gz
         DESTINATION ${CMAKE_INSTALL_DATAROOTDIR}/doc/sparkops)
+# The zlib inside the binary is deliberate (see the file).
+install(FILES ${CMAKE_SOURCE_DIR}/packaging/sparkops.lintian-overrides DESTINATION ${CMAKE_INSTALL_DATAROOTDIR}/lintian/overrides
+        RENAME sparkops)
 # Debian 12 keeps unit files under /lib (lintian: systemd-service-file-outside-lib).
 install(FILES ${CMAKE_SOURCE_DIR}/packaging/sparkops-exporter.service DESTINATION /lib/systemd/system)
 install(DIRECTORY ${CMAKE_SOURCE_DIR}/deploy/ DESTINATION ${CMAKE_INSTALL_DATAROOTDIR}/sparkops OPTIONAL
@@ -73,10 +95,24 @@ set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_PACKAGE_SECTION utils)
 set(CPACK_DEBIAN_PACKAGE_PRIORITY optional)
-set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
+# glibc only: the dependency is stated, not computed (dpkg-shlibdeps would say libc6 (>= 2.34)
+# from the build machine's symbols; 2.35 is what the release checks hold the binary to).
+set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS OFF)
+set(CPACK_DEBIAN_PACKAGE_DEPENDS "libc6 (>= 2.35)")
 set(CPACK_DEBIAN_PACKAGE_GENERATE_SHLIBS OFF)
-set(CPACK_STRIP_FILES ON)
+set(CPACK_STRIP_FILES OFF)  # installed already stripped, with its debuglink
 # Only the runtime component set above; the tests and static library are not installed.
 set(CPACK_DEB_COMPONENT_INSTALL OFF)
-# Cross builds: CMake picks aarch64-linux-gnu-strip and dpkg-shlibdeps reads the :arm64 packages.
 include(CPack)
+
+# --- the tarball: binary, man page, Prometheus rules, Grafana dashboard, systemd unit, install notes ---
+set(SPARKOPS_TARBALL ${CMAKE_BINARY_DIR}/sparkops-${PROJECT_VERSION}-linux-${_deb_arch}.tar.gz)
+add_custom_command(
+  OUTPUT ${SPARKOPS_TARBALL}
+  COMMAND ${CMAKE_COMMAND} -DOUT=${SPARKOPS_TARBALL} -DNAME=sparkops-${PROJECT_VERSION}-linux-${_deb_arch}
+          -DSTAGE=${CMAKE_BINARY_DIR}/tarball -DBIN=${SPARKOPS_RELEASE_BIN} -DMAN=${SPARKOPS_MANPAGE}
+          -DSRC=${CMAKE_SOURCE_DIR} -P ${CMAKE_CURRENT_LIST_DIR}/tarball.cmake
+  DEPENDS sparkops_release ${SPARKOPS_RELEASE_BIN} ${SPARKOPS_MANPAGE} ${CMAKE_CURRENT_LIST_DIR}/tarball.cmake
+          ${CMAKE_SOURCE_DIR}/packaging/INSTALL.md ${CMAKE_SOURCE_DIR}/packaging/sparkops-exporter.service
+  COMMENT "Packing ${SPARKOPS_TARBALL}" VERBATIM)
+add_custom_target(sparkops_tarball DEPENDS ${SPARKOPS_TARBALL})

@@ -7,7 +7,7 @@
 set -euo pipefail
 PKGS=(
   build-essential cmake ninja-build pkg-config git
-  libcli11-dev nlohmann-json3-dev libfmt-dev libelf-dev libyaml-cpp-dev libcpp-httplib-dev
+  libcli11-dev nlohmann-json3-dev libfmt-dev libelf-dev libyaml-cpp-dev zlib1g-dev
   libgtest-dev googletest
   clang-16 libclang-rt-16-dev  # libFuzzer targets (fuzz/run.sh); clang 14 cannot compile std::expected
   prometheus  # promtool + prometheus: exporter rule tests, metric lint and the scrape integration test
@@ -15,12 +15,14 @@ PKGS=(
   chromium  # headless render test of the analyze HTML report
 )
 # Cross build for DGX Spark (aarch64). libyaml-cpp-dev is not Multi-Arch: same in Debian 12, so
-# :arm64 of it would replace the native one: only its runtime library is installed for arm64 and
-# cmake/cross/yaml-cpp/ provides the CMake config (headers are architecture-independent).
+# :arm64 of it would replace the native one: its arm64 .deb is downloaded and only unpacked, under
+# /opt/sparkops-cross (cmake/static_deps.cmake links its libyaml-cpp.a; the headers are
+# architecture-independent and come from the native package).
 CROSS_PKGS=(
   g++-aarch64-linux-gnu binutils-aarch64-linux-gnu qemu-user
-  libfmt-dev:arm64 libelf-dev:arm64 libgtest-dev:arm64 libcpp-httplib-dev:arm64 libyaml-cpp0.7:arm64
+  libfmt-dev:arm64 libelf-dev:arm64 zlib1g-dev:arm64 libgtest-dev:arm64 libyaml-cpp0.7:arm64
 )
+CROSS_YAML_A=/opt/sparkops-cross/aarch64-linux-gnu/usr/lib/aarch64-linux-gnu/libyaml-cpp.a
 SUDO=""
 [ "$(id -u)" -ne 0 ] && SUDO="sudo"
 export DEBIAN_FRONTEND=noninteractive
@@ -43,4 +45,16 @@ done
 if ((${#missing[@]})); then
   ((updated)) || $SUDO apt-get update -qq
   $SUDO apt-get install "${APT_OPTS[@]}" "${missing[@]}"
+fi
+
+if [ "${1:-}" = "--cross" ] && [ ! -f "$CROSS_YAML_A" ]; then
+  # The same version as the native headers.
+  ver=$(dpkg-query -W -f='${Version}' libyaml-cpp-dev)
+  tmp=$(mktemp -d)
+  chmod 755 "$tmp"  # apt's download user must be able to write there
+  (cd "$tmp" && apt-get download "libyaml-cpp-dev:arm64=$ver")
+  $SUDO mkdir -p /opt/sparkops-cross/aarch64-linux-gnu
+  $SUDO dpkg-deb -x "$tmp"/libyaml-cpp-dev_*_arm64.deb /opt/sparkops-cross/aarch64-linux-gnu
+  rm -rf "$tmp"
+  test -f "$CROSS_YAML_A"
 fi

@@ -123,11 +123,13 @@ inline int FreeLoopbackPort() {
 }
 
 /// The exporter binary (through the emulator in a cross build) on a free loopback port, over the
-/// gb10 fixture, preflight in the background off. Sets `port` from the address it prints (0 when
-/// it printed none within 10 s).
-inline std::unique_ptr<Child> StartFixtureExporter(int& port) {
-  auto child = std::make_unique<Child>(TargetArgv({SparkopsBin(), "--root", Fixture("gb10"), "exporter", "--listen",
-                                                   "127.0.0.1:0", "--preflight-interval", "0"}));
+/// gb10 fixture, preflight in the background off, `extra` exporter flags. Sets `port` from the
+/// address it prints (0 when it printed none within 10 s).
+inline std::unique_ptr<Child> StartFixtureExporter(int& port, const std::vector<std::string>& extra = {}) {
+  std::vector<std::string> argv = {SparkopsBin(), "--root",       Fixture("gb10"), "exporter", "--listen",
+                                   "127.0.0.1:0", "--preflight-interval", "0"};
+  argv.insert(argv.end(), extra.begin(), extra.end());
+  auto child = std::make_unique<Child>(TargetArgv(argv));
   port = 0;
   if (!child->started()) return child;
   auto line = child->ReadLine(10000);

@@ -1,13 +1,16 @@
 // Integration: a real Prometheus (Debian `prometheus`) on loopback scrapes a real exporter, and
 // the series Prometheus stores equal the exporter's input.
 #include <gtest/gtest.h>
-#include <httplib.h>
 
+#include <fmt/format.h>
+
+#include <cctype>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "exporter_child.h"
+#include "http_client.h"
 #include "test_util.h"
 
 namespace sparkops {
@@ -23,9 +26,16 @@ std::optional<std::string> FindPrometheus() {
 
 /// Runs an instant query; returns the result array (empty on any failure).
 nlohmann::json Query(int port, const std::string& promql) {
-  httplib::Client c("127.0.0.1", port);
-  c.set_read_timeout(2, 0);
-  auto res = c.Get("/api/v1/query", httplib::Params{{"query", promql}}, httplib::Headers{});
+  std::string query;
+  for (unsigned char ch : promql) {
+    if (std::isalnum(ch) || ch == '-' || ch == '_' || ch == '.' || ch == '~')
+      query += static_cast<char>(ch);
+    else
+      query += fmt::format("%{:02X}", ch);
+  }
+  testing::HttpClient c(port);
+  c.set_read_timeout(2);
+  auto res = c.Get("/api/v1/query?query=" + query);
   if (!res || res->status != 200) return nlohmann::json::array();
   auto doc = nlohmann::json::parse(res->body, nullptr, false);
   if (doc.is_discarded() || doc.value("status", "") != "success") return nlohmann::json::array();

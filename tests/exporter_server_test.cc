@@ -1,17 +1,16 @@
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
-#include <httplib.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include <condition_variable>
-#include <mutex>
+#include <memory>
 
 #include "exporter/collectors.h"
 #include "exporter/metrics_cache.h"
 #include "exporter/server.h"
 #include "exporter_child.h"
+#include "http_client.h"
 #include "test_util.h"
 
 namespace sparkops {
@@ -101,39 +100,6 @@ TEST(ExporterCli, OnceRunsPreflightAndAMissingMeminfoCostsOnlyItsSeries) {
   EXPECT_NE(r.out.find("sparkops_collector_success{collector=\"preflight\"} 1\n"), std::string::npos);
 }
 
-TEST(ExporterTaskQueue, EnqueueBlocksWhenFullAndEverythingRuns) {
-  auto q = NewBoundedTaskQueue(1, 2);
-  std::mutex mu;
-  std::condition_variable cv;
-  bool release = false;
-  std::atomic<int> ran{0};
-  auto blocker = [&] {
-    std::unique_lock<std::mutex> lock(mu);
-    cv.wait(lock, [&] { return release; });
-    ++ran;
-  };
-  q->enqueue(blocker);  // occupies the only worker
-  std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  q->enqueue([&] { ++ran; });  // queued: 1 of 2
-  q->enqueue([&] { ++ran; });  // queued: 2 of 2
-  std::atomic<bool> fourth_returned{false};
-  std::thread producer([&] {
-    q->enqueue([&] { ++ran; });  // must wait for room
-    fourth_returned = true;
-  });
-  std::this_thread::sleep_for(std::chrono::milliseconds(200));
-  EXPECT_FALSE(fourth_returned.load()) << "the queue accepted more than max_pending";
-  {
-    std::lock_guard<std::mutex> lock(mu);
-    release = true;
-  }
-  cv.notify_all();
-  producer.join();
-  EXPECT_TRUE(fourth_returned.load());
-  q->shutdown();  // drains, then joins
-  EXPECT_EQ(ran.load(), 4);
-}
-
 TEST(ExporterCache, ReusesBodyWithinMinInterval) {
   Context ctx{GlobalOptions{}, HostFs("/"), {}, std::cout, std::cerr};
   int n = 0;
@@ -218,13 +184,9 @@ class LiveExporter : public ::testing::Test {
     close(fd);
     return got;
   }
-  httplib::Client Client() const {
-    httplib::Client c("127.0.0.1", port_);
-    c.set_read_timeout(5, 0);
-    return c;
-  }
+  std::unique_ptr<testing::HttpClient> NewClient() const { return std::make_unique<testing::HttpClient>(port_); }
   void ExpectStillServing() const {
-    auto res = Client().Get("/metrics");
+    auto res = NewClient()->Get("/metrics");
     ASSERT_TRUE(res) << "exporter stopped answering";
     EXPECT_EQ(res->status, 200);
   }
@@ -233,31 +195,31 @@ class LiveExporter : public ::testing::Test {
 };
 
 TEST_F(LiveExporter, ServesMetricsAndIndex) {
-  auto res = Client().Get("/metrics");
+  auto res = NewClient()->Get("/metrics");
   ASSERT_TRUE(res);
   EXPECT_EQ(res->status, 200);
   EXPECT_EQ(res->get_header_value("Content-Type"), kMetricsContentType);
   EXPECT_NE(res->body.find("sparkops_memory_total_bytes 130663165952\n"), std::string::npos);
-  auto index = Client().Get("/");
+  auto index = NewClient()->Get("/");
   ASSERT_TRUE(index);
   EXPECT_EQ(index->status, 200);
   EXPECT_NE(index->body.find("/metrics"), std::string::npos);
-  auto head = Client().Head("/metrics");
+  auto head = NewClient()->Head("/metrics");
   ASSERT_TRUE(head);
   EXPECT_EQ(head->status, 200);
   EXPECT_TRUE(head->body.empty());
 }
 
 TEST_F(LiveExporter, UnknownPathsAndMethods) {
-  auto c = Client();
-  auto nf = c.Get("/debug/pprof");
+  auto c = NewClient();
+  auto nf = c->Get("/debug/pprof");
   ASSERT_TRUE(nf);
   EXPECT_EQ(nf->status, 404);
-  auto post = c.Post("/metrics", std::string(512, 'x'), "text/plain");
+  auto post = c->Post("/metrics", std::string(512, 'x'), "text/plain");
   ASSERT_TRUE(post);
   EXPECT_EQ(post->status, 405);
   EXPECT_EQ(post->get_header_value("Allow"), "GET, HEAD");
-  auto del = Client().Delete("/");
+  auto del = NewClient()->Delete("/");
   ASSERT_TRUE(del);
   EXPECT_EQ(del->status, 405);
   ExpectStillServing();
@@ -290,13 +252,12 @@ TEST_F(LiveExporter, MalformedRequestsKeepItServing) {
 TEST_F(LiveExporter, ManyConcurrentClientsAllAnswered) {
   std::vector<std::thread> ts;
   std::atomic<int> ok{0};
-  // More clients at once than worker threads + queue slots (8 + 64): the rest wait in the listen
-  // backlog and are still answered.
+  // 100 clients at once, three keep-alive requests each: all answered.
   for (int i = 0; i < 100; ++i)
     ts.emplace_back([&] {
-      auto c = Client();
+      auto c = NewClient();
       for (int j = 0; j < 3; ++j) {
-        auto r = c.Get("/metrics");
+        auto r = c->Get("/metrics");
         if (r && r->status == 200) ++ok;
       }
     });

@@ -57,13 +57,29 @@ int CmdExporter(Context& ctx, const std::vector<std::string>& args) {
   std::string listen = "127.0.0.1:9842";
   double preflight_interval = 300, min_interval = 1;
   bool once = false;
+  ServerLimits limits;
   app->add_option("--listen", listen, "HOST:PORT to serve on (port 0 picks a free one)")->capture_default_str();
   AddNumber(*app, "--preflight-interval", preflight_interval, {0, 86400, false, false, "seconds"},
             "seconds between background preflight runs (G1..G10); 0 disables; default 300");
   AddNumber(*app, "--min-interval", min_interval, {0, 3600, false, false, "seconds"},
             "seconds a collected /metrics body is reused before the next scrape re-reads the host; default 1");
+  int64_t max_connections = static_cast<int64_t>(limits.max_connections),
+          max_per_client = static_cast<int64_t>(limits.max_per_client);
+  AddNumber(*app, "--max-connections", max_connections, {1, 65536, false, true, ""},
+            "open connections in total; past it new ones are closed at once, except that a client holding "
+            "none replaces the oldest idle connection; default 1024");
+  AddNumber(*app, "--max-connections-per-client", max_per_client, {1, 65536, false, true, ""},
+            "open connections from one address; past it new ones are closed at once; default 512");
   app->add_flag("--once", once, "print one /metrics body to stdout (preflight included) and exit");
   if (auto rc = ParseFlags(*app, args, ctx)) return *rc;
+
+  if (max_per_client > max_connections) {
+    ctx.err << "sparkops exporter: --max-connections-per-client " << max_per_client
+            << ": must be at most --max-connections (" << max_connections << ")\n";
+    return kExitUsage;
+  }
+  limits.max_connections = static_cast<size_t>(max_connections);
+  limits.max_per_client = static_cast<size_t>(max_per_client);
 
   CacheOptions copts{Millis(min_interval), Millis(preflight_interval)};
   if (once) {
@@ -93,7 +109,7 @@ int CmdExporter(Context& ctx, const std::vector<std::string>& args) {
   StopOnSignals signals(stop);  // before any thread starts, so all of them inherit the mask
   MetricsCache cache(ctx, copts);
   cache.StartPreflight();
-  auto served = Serve(*addr, ServerLimits{}, [&cache] { return cache.Body(); }, stop, [&](int port) {
+  auto served = Serve(*addr, limits, [&cache] { return cache.Body(); }, stop, [&](int port) {
     std::string host = addr->host.find(':') != std::string::npos ? "[" + addr->host + "]" : addr->host;
     ctx.out << fmt::format("sparkops exporter: serving http://{}:{}/metrics\n", host, port) << std::flush;
   });

@@ -1,17 +1,12 @@
 #pragma once
-/// The exporter's HTTP side: address parsing, request routing (a pure function, fuzzable), a
-/// task queue that bounds pending connections, and the serving loop (cpp-httplib 0.11).
+/// The exporter's HTTP side: address parsing, request routing (a pure function, fuzzable) and the
+/// serving loop (server_loop.cc, the project's own epoll server; docs/exporter-server.md).
 #include <atomic>
 #include <functional>
-#include <memory>
 #include <string>
 #include <string_view>
 
 #include "base/error.h"
-
-namespace httplib {
-class TaskQueue;
-}
 
 namespace sparkops {
 
@@ -40,28 +35,24 @@ inline constexpr const char* kMetricsContentType = "text/plain; version=0.0.4; c
 /// `metrics` is only called for a /metrics GET or HEAD.
 HttpReply Route(std::string_view method, std::string_view path, const std::function<std::string()>& metrics);
 
-/// Bounds of the server (defaults are what `sparkops exporter` uses).
+/// Bounds of the server (defaults are what `sparkops exporter` uses). One thread serves every
+/// connection from an epoll loop over non-blocking sockets (server_loop.cc): no client can hold
+/// it, and memory per connection is bounded by the 8 KiB request head cap (http_request.h).
 struct ServerLimits {
-  size_t threads = 8;             ///< connections served at once
-  size_t max_pending = 64;        ///< accepted connections waiting for a thread; beyond: the kernel backlog
-  size_t backlog = 128;           ///< kernel listen backlog (connections not yet accepted)
-  size_t payload_max = 1024;      ///< request body bytes (only GET is served; bodies are never read)
-  int read_timeout_s = 5;         ///< per read on a connection
-  int keep_alive_timeout_s = 2;   ///< idle keep-alive connection is closed after this
-  size_t keep_alive_max = 100;    ///< requests per connection
+  size_t max_connections = 1024;   ///< open connections in total; past it a new one is closed at once...
+  size_t max_per_client = 512;     ///< ...and past this many from one peer address
+  /// ...except that a connection from a peer that holds none at all takes the place of the
+  /// oldest connection that is not being answered (an idle or incomplete one): a new scraper always
+  /// gets in, however many connections others hold.
+  size_t backlog = 128;            ///< kernel listen backlog (connections not yet accepted)
   /// Milliseconds a request (request line and headers) may take to arrive: counted from the
-  /// accept for a connection's first request (time queued for a thread included), from its first
-  /// byte for a later keep-alive one. Then the server stops waiting for the client and closes the
-  /// connection without a reply; bytes that have already arrived are still read, so a complete
-  /// request that waited in the queue is answered. A scrape request is < 1 KB sent at once.
+  /// accept for a connection's first request, from its first byte for a later keep-alive one.
+  /// Then the connection is closed without a reply.
   int request_deadline_ms = 2000;
+  int keep_alive_timeout_ms = 2000;  ///< an idle keep-alive connection is closed after this
+  int write_timeout_ms = 5000;       ///< a reply that makes no progress for this long: closed
+  size_t keep_alive_max = 100;       ///< requests per connection; the last is answered with close
 };
-
-/// cpp-httplib task queue with `threads` workers holding at most `max_pending` queued connections:
-/// enqueue() blocks while the queue is full (the accept loop then stops accepting, and further
-/// clients wait in the kernel's listen backlog). shutdown() runs what is queued, then joins.
-/// Serve() counts a connection's first request deadline from when its job was enqueued (the accept).
-std::unique_ptr<httplib::TaskQueue> NewBoundedTaskQueue(size_t threads, size_t max_pending);
 
 /// Serves until `stop` becomes true (checked every 100 ms) or the listener fails. `on_listening`
 /// gets the bound port once the socket is listening. Returns an error when the address cannot be
