@@ -262,6 +262,19 @@ pid_t JobPid(const std::string& dir) {
   return -1;
 }
 
+/// kill -9 of run, then waits (up to 10 s) for its job to be gone; the job's pid and the seconds waited.
+std::pair<pid_t, double> KillRunAndWaitForJob(LiveRun& lr) {
+  pid_t job = JobPid(lr.dir);
+  EXPECT_GT(job, 0);
+  ::kill(lr.child.pid, SIGKILL);
+  Finish(lr);
+  auto t0 = std::chrono::steady_clock::now();
+  while (job > 0 && guard::ProcessAlive(job) && std::chrono::steady_clock::now() - t0 < 10s)
+    std::this_thread::sleep_for(20ms);
+  EXPECT_FALSE(job > 0 && guard::ProcessAlive(job));
+  return {job, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()};
+}
+
 // kill -9 of run: the sentinel sends SIGTERM to the job's group; the job's output (also what it
 // prints after run died) still reaches train.log; the job is not killed by SIGPIPE.
 TEST(RunKilled, JobIsTerminatedWithTheGraceAndItsOutputStillRecorded) {
@@ -269,14 +282,9 @@ TEST(RunKilled, JobIsTerminatedWithTheGraceAndItsOutputStillRecorded) {
   auto lr = Start(h.root, h.d.path() + "/r", {"--grace", "5"},
                   "trap 'sleep 0.3; echo after TERM 1; echo after TERM 2; exit 0' TERM; echo ready; "
                   "while :; do sleep 0.05; done");
-  pid_t job = JobPid(lr.dir);
+  auto [job, waited] = KillRunAndWaitForJob(lr);
   ASSERT_GT(job, 0);
-  ::kill(lr.child.pid, SIGKILL);
-  Finish(lr);
-  auto t0 = std::chrono::steady_clock::now();
-  while (guard::ProcessAlive(job) && std::chrono::steady_clock::now() - t0 < 10s) std::this_thread::sleep_for(20ms);
-  EXPECT_FALSE(guard::ProcessAlive(job));
-  EXPECT_LT(std::chrono::steady_clock::now() - t0, 4s) << "terminated, not left to the grace";
+  EXPECT_LT(waited, 4.0) << "terminated, not left to the grace";
   std::string log;
   for (int i = 0; i < 100 && log.find("after TERM 2") == std::string::npos; ++i) {
     std::this_thread::sleep_for(50ms);
@@ -293,13 +301,9 @@ TEST(RunKilled, JobIsTerminatedWithTheGraceAndItsOutputStillRecorded) {
 TEST(RunKilled, JobIgnoringSigtermIsKilledAfterTheGrace) {
   FakeHost h(20 * kGiB);
   auto lr = Start(h.root, h.d.path() + "/r", {"--grace", "0.5"}, kIgnoresTerm);
-  pid_t job = JobPid(lr.dir);
+  auto [job, waited] = KillRunAndWaitForJob(lr);
   ASSERT_GT(job, 0);
-  ::kill(lr.child.pid, SIGKILL);
-  Finish(lr);
-  auto t0 = std::chrono::steady_clock::now();
-  while (guard::ProcessAlive(job) && std::chrono::steady_clock::now() - t0 < 10s) std::this_thread::sleep_for(20ms);
-  EXPECT_FALSE(guard::ProcessAlive(job));
+  (void)waited;
   bool killed = false;
   for (int i = 0; i < 100 && !killed; ++i) {
     for (auto& e : OfType(lr.dir, "supervisor_lost")) killed |= e["stage"] == "kill";
