@@ -73,7 +73,8 @@ install(FILES ${CMAKE_SOURCE_DIR}/packaging/copyright ${CMAKE_BINARY_DIR}/packag
 install(FILES ${CMAKE_SOURCE_DIR}/packaging/sparkops.lintian-overrides DESTINATION ${CMAKE_INSTALL_DATAROOTDIR}/lintian/overrides
         RENAME sparkops)
 # Debian 12 keeps unit files under /lib (lintian: systemd-service-file-outside-lib).
-install(FILES ${CMAKE_SOURCE_DIR}/packaging/sparkops-exporter.service DESTINATION /lib/systemd/system)
+install(FILES ${CMAKE_SOURCE_DIR}/packaging/sparkops-exporter.service
+  ${CMAKE_SOURCE_DIR}/packaging/sparkops-guard.service DESTINATION /lib/systemd/system)
 install(DIRECTORY ${CMAKE_SOURCE_DIR}/deploy/ DESTINATION ${CMAKE_INSTALL_DATAROOTDIR}/sparkops OPTIONAL
         PATTERN "*_test.*" EXCLUDE)
 # data/models is compiled into the binary (src/memory/catalogue_data.cc.in); nothing to install.

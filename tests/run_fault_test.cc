@@ -443,8 +443,37 @@ TEST(RunFault, KillMinus9AtRandomMomentsNeverLosesOrCorruptsRecords) {
     for (int w = 0; w < 500 && GroupAlive(job); ++w) std::this_thread::sleep_for(std::chrono::milliseconds(10));
     EXPECT_FALSE(GroupAlive(job)) << "kill " << i << ": the job's process group outlived the round";
 
-    const std::string log = ReadOrEmpty(dir + "/train.log"), csv = ReadOrEmpty(dir + "/thermal.csv"),
-                      ev = ReadOrEmpty(dir + "/events.jsonl");
+    // run's sentinel (docs/memory-guard.md) appends to train.log and events.jsonl once run is gone:
+    // wait until it is done; train.log's records before its `train_log_offset` are run's own.
+    std::optional<size_t> seam;
+    for (int w = 0; w < 1500 && !seam; ++w) {
+      for (auto l : SplitLines(ReadOrEmpty(dir + "/events.jsonl"))) {
+        auto j = nlohmann::json::parse(l, nullptr, false);
+        if (j.is_object() && j.value("type", "") == "supervisor_lost" && j.value("stage", "") == "done") seam = 0;
+      }
+      if (!seam) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    EXPECT_TRUE(seam) << "kill " << i << ": the sentinel did not finish";
+    while (subreaper && waitpid(-1, nullptr, WNOHANG) > 0) {  // the sentinel, ours to reap as well
+    }
+    for (auto l : SplitLines(ReadOrEmpty(dir + "/events.jsonl"))) {
+      auto j = nlohmann::json::parse(l, nullptr, false);
+      if (j.is_object() && j.value("stage", "") == "terminate" && j.contains("train_log_offset"))
+        seam = j["train_log_offset"].get<size_t>();
+    }
+    const std::string full_log = ReadOrEmpty(dir + "/train.log");
+    const std::string log = full_log.substr(0, seam && *seam > 0 ? *seam : full_log.size()),
+                      csv = ReadOrEmpty(dir + "/thermal.csv"), ev = ReadOrEmpty(dir + "/events.jsonl");
+    // What the sentinel added: whole records only (a torn record of run's was ended first).
+    if (seam && *seam < full_log.size()) {
+      const std::string tail = full_log.substr(*seam + (log.empty() || log.back() == '\n' ? 0 : 1));
+      EXPECT_TRUE(tail.empty() || tail.back() == '\n') << "kill " << i << ": torn sentinel record";
+      for (auto l : SplitLines(tail)) {
+        char s;
+        std::string_view t;
+        EXPECT_TRUE(l.empty() || SplitRecord(l, &s, &t)) << "kill " << i << ": " << l.substr(0, 60);
+      }
+    }
     EXPECT_EQ(log.substr(0, log0.size()), log0) << "kill " << i << ": train.log lost or changed records";
     EXPECT_EQ(csv.substr(0, csv0.size()), csv0) << "kill " << i << ": thermal.csv lost or changed rows";
     EXPECT_EQ(ev.substr(0, ev0.size()), ev0) << "kill " << i << ": events.jsonl lost or changed records";

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <future>
 
+#include "analysis/guard_summary.h"
 #include "host/bootid.h"
 
 namespace sparkops {
@@ -24,6 +25,7 @@ void CheckEnd(AnalysisResult& r, const HostFs& fs) {
     r.end.status = "exit";
     std::string code = e.Str("code"), sig = e.Str("signal");
     r.end.detail = !sig.empty() ? "the job was killed by signal " + sig : "the job exited with status " + (code.empty() ? "?" : code);
+    if (auto g = DescribeGuard(r.events)) r.end.detail += "; " + *g;
     return;
   }
   if (!r.meta || r.meta->boot_id.empty()) {

@@ -16,6 +16,7 @@ const std::vector<Command>& Commands() {
       {"analyze", "find step-time slowdowns in a run and say why", &CmdAnalyze},
       {"exporter", "serve Prometheus metrics on /metrics", &CmdExporter},
       {"bandwidth", "turn memory bandwidth into a decode tokens/s ceiling", &CmdBandwidth},
+      {"guard", "stop the largest process before the unified memory pool runs out", &CmdGuard},
   };
   return kCommands;
 }

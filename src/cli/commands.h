@@ -19,5 +19,6 @@ int CmdRun(Context& ctx, const std::vector<std::string>& args);
 int CmdAnalyze(Context& ctx, const std::vector<std::string>& args);
 int CmdExporter(Context& ctx, const std::vector<std::string>& args);
 int CmdBandwidth(Context& ctx, const std::vector<std::string>& args);
+int CmdGuard(Context& ctx, const std::vector<std::string>& args);
 
 }  // namespace sparkops

@@ -14,6 +14,7 @@
 #include "checks/check.h"
 #include "cli/commands.h"
 #include "cli/flags.h"
+#include "cli/guard_flags.h"
 #include "host/bootid.h"
 #include "memory/ladder.h"
 #include "report/html.h"
@@ -77,6 +78,8 @@ int CmdRun(Context& ctx, const std::vector<std::string>& args) {
   std::string plan_args;
   app->add_option("--plan-args", plan_args,
                   "this job's `plan` flags (MODEL first): plan.json + peak.json in the run directory, for plan --calibrate");
+  GuardFlags guard_flags;
+  guard_flags.Add(*app, true);
   app->add_option("command", command, "the job, after --")->required();
   app->allow_extras(false);
   if (auto rc = ParseFlags(*app, args, ctx)) return *rc;
@@ -86,6 +89,16 @@ int CmdRun(Context& ctx, const std::vector<std::string>& args) {
     return kExitUsage;
   }
   if (out_dir.empty()) out_dir = DefaultRunDir();
+  std::optional<guard::Config> guard_config;
+  if (!guard_flags.no_guard) {
+    auto g = guard_flags.Resolve(ctx, ctx.err);
+    if (!g && g.error().kind == Error::Kind::kInput) {
+      ctx.err << "sparkops run: " << g.error().message << "\n";
+      return kExitUsage;
+    }
+    if (!g) ctx.err << "sparkops run: warning: " << g.error().message << "; the memory guard is off\n";
+    else guard_config = *g;
+  }
 
   WarnContention(ctx);
   auto rec = RunRecorder::Create(out_dir);
@@ -103,12 +116,14 @@ int CmdRun(Context& ctx, const std::vector<std::string>& args) {
                                  {"host", host},
                                  {"interval_s", interval},
                                  {"sparkops_version", SPARKOPS_VERSION}};
+  meta["memory_guard"] = guard_config ? GuardConfigJson(*guard_config) : nlohmann::ordered_json();
 
   SuperviseOptions so;
   so.argv = command;
   so.interval_s = interval;
   so.grace_s = grace;
   so.use_pty = ::isatty(STDOUT_FILENO) == 1;
+  if (guard_config) so.guard = guard::RunGuardOptions{*guard_config, grace};
   auto res = Supervise(ctx, *rec, so, [&](pid_t pid) {
     meta["pid"] = pid;
     // argv need not be UTF-8 (a Latin-1 file name): bad bytes become U+FFFD, never an exception.
@@ -162,6 +177,17 @@ int CmdRun(Context& ctx, const std::vector<std::string>& args) {
     for (const auto& s : ladder.steps)
       if (s.number == ladder.next) ctx.err << fmt::format("  {}. {}\n     {}\n", s.number, s.title, s.detail);
     ctx.err << "  (all steps: sparkops oom --log " << out_dir << "/train.log MODEL [plan options])\n";
+  }
+  if (res->guard_stop) {
+    const auto& g = *res->guard_stop;
+    ctx.err << fmt::format("sparkops run: the memory guard stopped the job ({}): MemAvailable {:.2f} GiB, floor "
+                           "{:.2f} GiB{}; exit {}\n",
+                           g.reason == guard::Reason::kPressure ? "memory pressure" : "below the floor",
+                           ToGiB(g.reading.available), ToGiB(g.floor),
+                           g.reading.psi_full_avg10 ? fmt::format(", PSI full avg10 {:.1f}%", *g.reading.psi_full_avg10)
+                                                    : std::string(),
+                           kExitMemoryGuard);
+    return kExitMemoryGuard;
   }
   return res->status;
 }

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <fmt/format.h>
 
+#include "analysis/guard_summary.h"
 #include "analysis/render.h"
 #include "base/timefmt.h"
 
@@ -212,10 +213,11 @@ std::string RenderHtmlReport(const AnalysisResult& r) {
   // processes that appeared (contention evidence) and OOM records, across all panels
   if (time) {
     for (const RunEvent& e : r.events) {
-      if (e.type != "process_start" && e.type != "oom") continue;
+      std::string guard = GuardMarkerLabel(e);  // memory guard / run's sentinel
+      if (e.type != "process_start" && e.type != "oom" && guard.empty()) continue;
       double x = static_cast<double>(e.t_ms);
       if (x < ax.x0 || x > ax.x1) continue;
-      std::string label = e.type == "oom" ? "OOM" : (e.Str("name").empty() ? e.Str("kind") : e.Str("name")) + " " + e.Str("verdict");
+      std::string label = !guard.empty() ? guard : e.type == "oom" ? "OOM" : (e.Str("name").empty() ? e.Str("kind") : e.Str("name")) + " " + e.Str("verdict");
       svg += fmt::format("<line x1=\"{0:.1f}\" x2=\"{0:.1f}\" y1=\"{1}\" y2=\"{2:.0f}\" stroke=\"#c2255c\" stroke-width=\"1.2\"/>",
                          ax.X(x), top0, bottom);
       svg += fmt::format("<text x=\"{:.1f}\" y=\"{:.0f}\" fill=\"#c2255c\" class=\"bl\" text-anchor=\"end\">{}</text>", ax.X(x) - 3,

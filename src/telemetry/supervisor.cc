@@ -15,9 +15,11 @@
 
 #include "base/number_flag.h"
 #include "host/child.h"
+#include "guard/event.h"
 #include "host/proctable.h"
 #include "telemetry/line_splitter.h"
 #include "telemetry/loop.h"
+#include "telemetry/sentinel.h"
 #include "workloads/workload.h"
 
 namespace sparkops {
@@ -73,15 +75,9 @@ class ProcessWatch {
 
  private:
   std::set<uint32_t> JobTree() {
-    std::set<uint32_t> tree{static_cast<uint32_t>(job_)};
     auto table = ReadProcessTable(ctx_.fs);
-    if (!table) return tree;
-    for (bool grew = true; grew;) {
-      grew = false;
-      for (const auto& p : *table)
-        if (tree.count(p.ppid) && tree.insert(p.pid).second) grew = true;
-    }
-    return tree;
+    if (!table) return {static_cast<uint32_t>(job_)};
+    return guard::ProcessTree(*table, static_cast<uint32_t>(job_));
   }
 
   const Context& ctx_;
@@ -157,7 +153,10 @@ Result<SuperviseResult> Supervise(const Context& ctx, RunRecorder& rec, const Su
     restore();
     return std::unexpected(child.error());
   }
+  // run killed (kill -9): the sentinel stops the job with the grace, its output still reaching train.log.
+  auto sentinel = Sentinel::Start(*child, rec.dir(), o.grace_s);
   on_start(child->pid);
+  auto mem_guard = guard::StartRunGuard(ctx, rec, o.guard, child->pid);
   SuperviseResult res;
   std::mutex mu;  // res.last_samples
   WriteFailures writes(rec);
@@ -263,7 +262,12 @@ Result<SuperviseResult> Supervise(const Context& ctx, RunRecorder& rec, const Su
       ::close(fds[i]);
     }
   if (!exit_status) exit_status = WaitChild(*child);
+  if (mem_guard) {
+    mem_guard->Stop();
+    if (mem_guard->stopped_job()) res.guard_stop = mem_guard->stop_record();
+  }
   SignalChildGroup(*child, SIGKILL);  // nothing of the job outlives it (ESRCH when none is left)
+  if (sentinel) sentinel->Disarm();
   stop = true;
   sampler_thread.join();
   writes.Into(res);

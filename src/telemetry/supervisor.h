@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "cli/context.h"
+#include "guard/run_guard.h"
 #include "telemetry/live_view.h"
 #include "telemetry/run_recorder.h"
 
@@ -23,6 +24,7 @@ struct SuperviseOptions {
   double grace_s = 10;     ///< after forwarding SIGINT/SIGTERM/SIGHUP, SIGKILL the group after this
   bool use_pty = false;    ///< output through a pseudo-terminal (when sparkops is on a terminal)
   int live_out_fd = 1, live_err_fd = 2;  ///< where the job's output is shown live (-1: not shown)
+  std::optional<guard::RunGuardOptions> guard;  ///< the memory guard (nullopt: --no-guard)
 };
 
 struct SuperviseResult {
@@ -40,6 +42,7 @@ struct SuperviseResult {
   /// The live view, possibly still writing to a slow reader: Close() it once the run directory
   /// is complete (a paused pager then holds up only what is left to show).
   std::unique_ptr<LiveView> live;
+  std::optional<guard::ActionRecord> guard_stop;  ///< set when the memory guard stopped the job
 };
 
 /// Runs the job to completion. NotFound when it cannot be started (`run` exits 127).

@@ -1,0 +1,60 @@
+#include "guard/event.h"
+
+#include <set>
+
+#include "host/gpu.h"
+
+namespace sparkops::guard {
+
+std::set<uint32_t> ProcessTree(const std::vector<ProcessInfo>& table, uint32_t root) {
+  std::set<uint32_t> tree{root};
+  for (bool grew = true; grew;) {
+    grew = false;
+    for (const auto& p : table)
+      if (tree.count(p.ppid) && tree.insert(p.pid).second) grew = true;
+  }
+  return tree;
+}
+
+bool ProcessAlive(uint32_t pid) {
+  auto stat = HostFs("/").Read("/proc/" + std::to_string(pid) + "/stat", 4096);
+  if (!stat) return false;
+  auto st = ParseStat(*stat);
+  return st && st->state != 'Z' && st->state != 'X';
+}
+
+Footprint JobFootprint(const Context& ctx, pid_t root) {
+  Footprint f;
+  // The job is a process of this machine even under --root (a fixture stands in for meminfo, NVML
+  // for GPU memory): its resident memory comes from the real /proc.
+  auto table = ReadProcessTable(HostFs("/"));
+  if (!table) return f;
+  std::set<uint32_t> tree = ProcessTree(*table, static_cast<uint32_t>(root));
+  for (const auto& p : *table)
+    if (tree.count(p.pid) && p.rss_bytes) f.rss = f.rss.value_or(0) + *p.rss_bytes;
+  GpuSnapshot gpu = ReadGpuSnapshot(ctx);
+  for (const GpuReading& g : gpu.gpus) {
+    if (!g.processes_known) continue;
+    for (const GpuProcess& p : g.processes)
+      if (tree.count(p.pid) && p.used_bytes) f.gpu = f.gpu.value_or(0) + *p.used_bytes;
+  }
+  return f;
+}
+
+nlohmann::ordered_json GuardEventFields(const ActionRecord& a, const Footprint& f) {
+  nlohmann::ordered_json j;
+  j["action"] = a.action == Action::kFlush ? "flush" : a.killed ? "kill" : "terminate";
+  j["reason"] = ToString(a.reason);
+  if (a.action == Action::kStop) j["signal"] = a.killed ? "SIGKILL" : "SIGTERM";
+  j["mem_available_bytes"] = a.reading.available;
+  j["min_available_bytes"] = a.floor;
+  if (a.reading.page_cache) j["page_cache_bytes"] = *a.reading.page_cache;
+  if (a.reading.psi_full_avg10) j["psi_full_avg10"] = *a.reading.psi_full_avg10;
+  if (a.max_pressure) j["max_pressure"] = *a.max_pressure;
+  if (a.action == Action::kFlush) j["flushed"] = a.flush_ok;
+  if (f.rss) j["job_rss_bytes"] = *f.rss;
+  if (f.gpu) j["job_gpu_bytes"] = *f.gpu;
+  return j;
+}
+
+}  // namespace sparkops::guard

@@ -1,0 +1,25 @@
+#pragma once
+/// Glue between `sparkops run`'s supervisor and the guard: starts a JobGuard on the job's process
+/// group whose actions become `memory_guard` events in the run directory.
+#include <sys/types.h>
+
+#include <memory>
+#include <optional>
+
+#include "cli/context.h"
+#include "guard/watcher.h"
+#include "telemetry/run_recorder.h"
+
+namespace sparkops::guard {
+
+/// `run`'s guard settings, resolved (nullopt in SuperviseOptions: --no-guard).
+struct RunGuardOptions {
+  Config config;
+  double grace_s = 10;
+};
+
+/// Starts the guard for the job `pid` (also its process group). Null when `o` is nullopt.
+std::unique_ptr<JobGuard> StartRunGuard(const Context& ctx, RunRecorder& rec, const std::optional<RunGuardOptions>& o,
+                                        pid_t pid);
+
+}  // namespace sparkops::guard

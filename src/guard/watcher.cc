@@ -1,0 +1,124 @@
+#include "guard/watcher.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+
+namespace sparkops::guard {
+
+double MonoSeconds() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+ActionRecord MakeRecord(const Decision& d, const Reading& r, const Config& c) {
+  ActionRecord a;
+  a.action = d.action, a.reason = d.reason, a.reading = r;
+  a.wall = std::chrono::system_clock::now();
+  a.floor = c.floor, a.max_pressure = c.max_pressure;
+  return a;
+}
+
+bool LockMemory() {
+#ifdef MCL_ONFAULT
+  // Only without a limit to run into: with MCL_FUTURE under a finite RLIMIT_MEMLOCK, a later
+  // allocation beyond it would fail (root's CAP_IPC_LOCK ignores the limit).
+  rlimit lim{};
+  if (::geteuid() != 0 && (::getrlimit(RLIMIT_MEMLOCK, &lim) != 0 || lim.rlim_cur != RLIM_INFINITY)) return false;
+  return ::mlockall(MCL_CURRENT | MCL_FUTURE | MCL_ONFAULT) == 0;
+#else
+  return false;  // without ONFAULT every thread stack would be populated in full: not worth it
+#endif
+}
+
+bool SetOwnOomScoreAdj(int value) {
+  char text[16];
+  int n = std::snprintf(text, sizeof text, "%d\n", value);
+  int fd = ::open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  bool ok = ::write(fd, text, static_cast<size_t>(n)) == n;
+  ::close(fd);
+  return ok;
+}
+
+JobGuard::JobGuard(const HostFs& fs, JobGuardOptions o, std::function<void(const ActionRecord&)> report)
+    : reader_(fs), o_(std::move(o)), report_(std::move(report)) {
+  if (o_.harden) {
+    locked_ = LockMemory();
+    oom_adjusted_ = SetOwnOomScoreAdj(kGuardOomScoreAdj);
+  }
+  thread_ = std::thread([this] { Loop(); });
+}
+
+JobGuard::~JobGuard() { Stop(); }
+
+void JobGuard::Stop() {
+  {
+    std::lock_guard lock(mu_);
+    quit_ = true;
+  }
+  cv_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+bool JobGuard::Sleep(double s) {
+  std::unique_lock lock(mu_);
+  return !cv_.wait_for(lock, std::chrono::duration<double>(s), [this] { return quit_; });
+}
+
+bool JobGuard::WriteDropCaches() { return WriteDropCachesAt(o_.drop_caches_path.c_str()); }
+
+bool WriteDropCachesAt(const char* path) {
+  int fd = ::open(path, O_WRONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  bool ok = ::write(fd, "3\n", 2) == 2;  // no sync(): writing back dirty pages may outlast the headroom
+  ::close(fd);
+  return ok;
+}
+
+void JobGuard::Loop() {
+  State state;
+  Footprint last;
+  bool was_near = false;
+  for (;;) {
+    std::optional<Reading> r = reader_.Read(MonoSeconds());
+    if (!r) {  // meminfo unreadable for a moment: try again soon
+      if (!Sleep(kSlowPollS)) return;
+      continue;
+    }
+    bool near = r->available / 2 < o_.config.floor;
+    if (near && !was_near && o_.footprint) last = o_.footprint();  // once per episode, at 2x the floor
+    was_near = near;
+    Decision d = Decide(o_.config, *r, state);
+    if (d.action == Action::kFlush) {
+      flush_ = MakeRecord(d, *r, o_.config);
+      flush_.flush_ok = WriteDropCaches();
+      report_(flush_);
+      continue;  // read again at once: did it lift MemAvailable above the floor?
+    }
+    if (d.action == Action::kStop) {
+      ::kill(-o_.pgid, SIGTERM);
+      double t_term = MonoSeconds();
+      stop_ = MakeRecord(d, *r, o_.config);
+      stop_.footprint = last;
+      stopped_ = true;
+      report_(stop_);
+      // The grace runs from the SIGTERM (report_ may have taken a while to read the job's footprint).
+      if (!Sleep(std::max(0.0, o_.grace_s - (MonoSeconds() - t_term)))) return;  // exited within the grace
+      if (::kill(-o_.pgid, 0) == 0) {
+        ::kill(-o_.pgid, SIGKILL);
+        stop_.killed = true;
+        report_(stop_);
+      }
+      return;
+    }
+    if (!Sleep(PollInterval(o_.config, *r))) return;
+  }
+}
+
+}  // namespace sparkops::guard

@@ -1,0 +1,326 @@
+// `sparkops run`'s memory guard against real child processes: fixture --root trees whose meminfo and
+// pressure files the test rewrites while the job runs; one test on this machine's real memory; and
+// what happens to the job when run itself is killed with SIGKILL.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "base/strings.h"
+#include "guard/event.h"
+#include "host/child.h"
+#include "host/meminfo.h"
+#include "test_util.h"
+
+namespace sparkops {
+namespace {
+
+using namespace std::chrono_literals;
+using testing::ReadFileOrDie;
+using testing::TempDir;
+
+constexpr uint64_t kGiB = 1ull << 30;
+
+std::vector<nlohmann::json> Events(const std::string& dir) {
+  std::vector<nlohmann::json> out;
+  std::string text = ReadFileOrDie(dir + "/events.jsonl");
+  for (auto line : SplitLines(text))
+    if (!line.empty()) out.push_back(nlohmann::json::parse(line));
+  return out;
+}
+
+std::vector<nlohmann::json> OfType(const std::string& dir, const std::string& type) {
+  std::vector<nlohmann::json> out;
+  for (auto& e : Events(dir))
+    if (e["type"] == type) out.push_back(e);
+  return out;
+}
+
+/// A fixture root: MemTotal 32 GiB, MemAvailable and page cache as given; PSI full avg10 as given.
+struct FakeHost {
+  TempDir d;
+  std::string root = d.path() + "/root";
+  FakeHost(uint64_t avail, double psi = 0.5) {
+    SetMem(avail);
+    SetPsi(psi);
+    Put("proc/sys/vm/drop_caches", "");
+  }
+  /// Written whole and renamed into place: the guard never reads a half-written file.
+  void Put(const std::string& rel, const std::string& text) const {
+    std::filesystem::create_directories(std::filesystem::path(root + "/" + rel).parent_path());
+    std::string tmp = root + "/" + rel + ".tmp";
+    std::ofstream(tmp) << text;
+    std::filesystem::rename(tmp, root + "/" + rel);
+  }
+  void SetMem(uint64_t avail, uint64_t cached = 3 * kGiB) const {
+    Put("proc/meminfo", "MemTotal: " + std::to_string(32 * kGiB / 1024) + " kB\nMemFree: 1024 kB\nMemAvailable: " +
+                            std::to_string(avail / 1024) + " kB\nBuffers: 0 kB\nCached: " +
+                            std::to_string(cached / 1024) + " kB\nShmem: 0 kB\n");
+  }
+  void SetPsi(double full) const {
+    Put("proc/pressure/memory", "some avg10=" + std::to_string(full) + " avg60=0.00 avg300=0.00 total=1\nfull avg10=" +
+                                    std::to_string(full) + " avg60=0.00 avg300=0.00 total=1\n");
+  }
+};
+
+struct LiveRun {
+  Child child;
+  std::string dir;
+};
+
+LiveRun Start(const std::string& root, const std::string& dir, std::vector<std::string> flags,
+              const std::string& script) {
+  std::vector<std::string> argv = {testing::SparkopsBin()};
+  if (!root.empty()) argv.insert(argv.end(), {"--root", root});
+  argv.insert(argv.end(), {"run", "--out", dir, "--interval", "0.2"});
+  argv.insert(argv.end(), flags.begin(), flags.end());
+  argv.insert(argv.end(), {"--", "bash", "-c", script});
+  auto c = SpawnChild(testing::TargetArgv(argv), false);
+  EXPECT_TRUE(c) << (c ? "" : c.error().message);
+  LiveRun lr{*c, dir};
+  for (int i = 0; i < 2400; ++i) {  // until the job printed its first line (its traps are set)
+    std::error_code ec;
+    auto size = std::filesystem::file_size(dir + "/train.log", ec);
+    if (!ec && size > 0) break;
+    std::this_thread::sleep_for(25ms);
+  }
+  return lr;
+}
+
+/// Drains run's output and waits for it; its exit status; `err` gets its stderr.
+int Finish(LiveRun& lr, std::string* err = nullptr) {
+  std::string e;
+  char buf[4096];
+  ssize_t n;
+  while ((n = ::read(lr.child.out_fd, buf, sizeof buf)) > 0) {
+  }
+  while ((n = ::read(lr.child.err_fd, buf, sizeof buf)) > 0) e.append(buf, static_cast<size_t>(n));
+  ::close(lr.child.out_fd), ::close(lr.child.err_fd);
+  if (err) *err = e;
+  return WaitChild(lr.child);
+}
+
+const char* kTrapsTerm = "trap 'echo got TERM; exit 0' TERM; echo ready; while :; do sleep 0.05; done";
+const char* kIgnoresTerm = "trap 'echo ignoring TERM' TERM; echo ready; while :; do sleep 0.05; done";
+
+TEST(RunGuard, TerminatesTheJobWhenMemAvailableFallsBelowTheFloor) {
+  FakeHost h(20 * kGiB);
+  auto lr = Start(h.root, h.d.path() + "/r", {"--min-available", "8G", "--grace", "5"}, kTrapsTerm);
+  std::this_thread::sleep_for(1500ms);  // above the floor: nothing happens
+  EXPECT_TRUE(OfType(lr.dir, "memory_guard").empty());
+  h.SetMem(12 * kGiB);  // under twice the floor: the guard reads the job's footprint, polls every 100 ms
+  std::this_thread::sleep_for(1500ms);
+  EXPECT_TRUE(OfType(lr.dir, "memory_guard").empty());
+  h.SetMem(2 * kGiB);
+  std::string err;
+  EXPECT_EQ(Finish(lr, &err), 75) << err;
+  EXPECT_NE(err.find("memory guard stopped the job"), std::string::npos) << err;
+  EXPECT_NE(ReadFileOrDie(lr.dir + "/train.log").find("got TERM"), std::string::npos);
+  auto g = OfType(lr.dir, "memory_guard");
+  ASSERT_EQ(g.size(), 1u) << ReadFileOrDie(lr.dir + "/events.jsonl");
+  EXPECT_EQ(g[0]["action"], "terminate");
+  EXPECT_EQ(g[0]["reason"], "min_available");
+  EXPECT_EQ(g[0]["signal"], "SIGTERM");
+  EXPECT_EQ(g[0]["mem_available_bytes"], 2 * kGiB);
+  EXPECT_EQ(g[0]["min_available_bytes"], 8 * kGiB);
+  EXPECT_EQ(g[0]["page_cache_bytes"], 3 * kGiB);
+  EXPECT_NEAR(g[0]["psi_full_avg10"].get<double>(), 0.5, 1e-9);
+  EXPECT_GT(g[0]["job_rss_bytes"].get<uint64_t>(), 0u);  // bash, from this machine's /proc
+  EXPECT_FALSE(g[0].contains("job_gpu_bytes"));          // no GPU under --root: absent, not 0
+  auto exits = OfType(lr.dir, "exit");
+  ASSERT_EQ(exits.size(), 1u);
+  EXPECT_EQ(exits[0]["code"], 0);  // the job's own status (its TERM trap exited 0)
+  auto meta = nlohmann::json::parse(ReadFileOrDie(lr.dir + "/meta.json"));
+  EXPECT_EQ(meta["memory_guard"]["min_available_bytes"], 8 * kGiB);
+}
+
+TEST(RunGuard, KillsAJobThatIgnoresSigtermAfterTheGrace) {
+  FakeHost h(20 * kGiB);
+  auto lr = Start(h.root, h.d.path() + "/r", {"--min-available", "8G", "--grace", "0.5"}, kIgnoresTerm);
+  auto t0 = std::chrono::steady_clock::now();
+  h.SetMem(1 * kGiB);
+  EXPECT_EQ(Finish(lr), 75);
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, 15s);
+  auto g = OfType(lr.dir, "memory_guard");
+  ASSERT_EQ(g.size(), 2u) << ReadFileOrDie(lr.dir + "/events.jsonl");
+  EXPECT_EQ(g[0]["action"], "terminate");
+  EXPECT_EQ(g[1]["action"], "kill");
+  EXPECT_EQ(g[1]["signal"], "SIGKILL");
+  EXPECT_EQ(g[1]["mem_available_bytes"], 1 * kGiB);
+  EXPECT_NE(ReadFileOrDie(lr.dir + "/train.log").find("ignoring TERM"), std::string::npos);
+  EXPECT_EQ(OfType(lr.dir, "exit").at(0)["code"], 128 + SIGKILL);
+}
+
+TEST(RunGuard, NothingIsStoppedAboveTheFloor) {
+  FakeHost h(9 * kGiB, 30);  // near the floor, pressure below the limit
+  auto lr = Start(h.root, h.d.path() + "/r", {"--min-available", "8G"},
+                  "echo ready; for i in $(seq 20); do echo step $i; sleep 0.05; done; exit 4");
+  h.SetMem(8 * kGiB + 4096);
+  EXPECT_EQ(Finish(lr), 4);
+  EXPECT_TRUE(OfType(lr.dir, "memory_guard").empty());
+  EXPECT_NE(ReadFileOrDie(lr.dir + "/train.log").find("step 20"), std::string::npos);
+}
+
+TEST(RunGuard, SustainedPressureStopsTheJob) {
+  FakeHost h(20 * kGiB, 75);
+  auto lr = Start(h.root, h.d.path() + "/r", {"--max-pressure", "40", "--pressure-window", "0.3"}, kTrapsTerm);
+  EXPECT_EQ(Finish(lr), 75);
+  auto g = OfType(lr.dir, "memory_guard");
+  ASSERT_EQ(g.size(), 1u);
+  EXPECT_EQ(g[0]["reason"], "pressure");
+  EXPECT_NEAR(g[0]["psi_full_avg10"].get<double>(), 75, 1e-9);
+  EXPECT_EQ(g[0]["max_pressure"], 40.0);
+}
+
+TEST(RunGuard, FlushesFirstWhenAllowedThenStopsIfThatWasNotEnough) {
+  FakeHost h(20 * kGiB);
+  auto lr = Start(h.root, h.d.path() + "/r", {"--min-available", "8G", "--flush-cache"}, kTrapsTerm);
+  h.SetMem(2 * kGiB, 10 * kGiB);  // 10 GiB of cache would lift it above 8 GiB; the fixture never changes
+  EXPECT_EQ(Finish(lr), 75);
+  EXPECT_EQ(ReadFileOrDie(h.root + "/proc/sys/vm/drop_caches"), "3\n");
+  auto g = OfType(lr.dir, "memory_guard");
+  ASSERT_EQ(g.size(), 2u) << ReadFileOrDie(lr.dir + "/events.jsonl");
+  EXPECT_EQ(g[0]["action"], "flush");
+  EXPECT_EQ(g[0]["flushed"], true);
+  EXPECT_EQ(g[0]["page_cache_bytes"], 10 * kGiB);
+  EXPECT_EQ(g[1]["action"], "terminate");
+}
+
+TEST(RunGuard, NoGuardAndBadFlags) {
+  FakeHost h(1 * kGiB);  // below any floor from the start
+  TempDir d;
+  auto r = testing::RunBinary({"--root", h.root, "run", "--no-guard", "--out", d.path() + "/a", "--", "true"});
+  EXPECT_EQ(r.rc, 0) << r.err;
+  EXPECT_TRUE(nlohmann::json::parse(ReadFileOrDie(d.path() + "/a/meta.json"))["memory_guard"].is_null());
+  r = testing::RunBinary({"--root", h.root, "run", "--out", d.path() + "/b", "--", "bash", "-c", "sleep 5"});
+  EXPECT_EQ(r.rc, 75) << "the default floor (4 GiB of this fixture's 32) is above 1 GiB";
+  for (const char* bad : {"0", "8X", "100%", "nan"}) {
+    r = testing::RunBinary({"--root", h.root, "run", "--min-available", bad, "--out", d.path() + "/c", "--", "true"});
+    EXPECT_EQ(r.rc, 2) << bad;
+    EXPECT_NE(r.err.find("--min-available"), std::string::npos) << r.err;
+  }
+  r = testing::RunBinary({"--root", h.root, "run", "--max-pressure", "101", "--out", d.path() + "/c", "--", "true"});
+  EXPECT_EQ(r.rc, 2);
+}
+
+}  // namespace
+}  // namespace sparkops
+
+namespace sparkops {
+namespace {
+
+/// The last "allocated N MiB" of train.log, in MiB (0 when none).
+long LastAllocated(const std::string& log) {
+  long last = 0;
+  for (auto line : SplitLines(log)) {
+    auto at = line.find("allocated ");
+    if (at == std::string_view::npos) continue;
+    if (auto v = ParseUint(Split(line.substr(at + 10), ' ')[0])) last = static_cast<long>(*v);
+  }
+  return last;
+}
+
+// No fixture: this machine's own MemAvailable. The floor sits 1 GiB below what is available now;
+// the child allocates 64 MiB every 50 ms up to 3 GiB. The guard (polling every 100 ms this close to
+// the floor) must stop it before it holds 2 GiB. Other processes on a shared machine may move
+// MemAvailable either way by a little; the margin is 1 GiB.
+TEST(RunGuard, StopsARealAllocatingProcessBeforeTwoGiB) {
+  auto mem = ReadMemInfo(HostFs("/"));
+  ASSERT_TRUE(mem && mem->available);
+  if (*mem->available < 4 * kGiB)
+    GTEST_SKIP() << "MemAvailable is " << ToGiB(*mem->available) << " GiB (< 4 GiB): not enough room to test safely";
+  TempDir d;
+  uint64_t floor_mib = (*mem->available - kGiB) >> 20;
+  auto lr = Start("", d.path() + "/r", {"--min-available", std::to_string(floor_mib) + "M", "--grace", "2"},
+                  "exec " + testing::BuildArtifact("guard_alloc") + " 64 50 3072");
+  std::string err;
+  EXPECT_EQ(Finish(lr, &err), 75) << err;
+  auto g = OfType(lr.dir, "memory_guard");
+  ASSERT_FALSE(g.empty()) << ReadFileOrDie(lr.dir + "/events.jsonl");
+  EXPECT_EQ(g[0]["reason"], "min_available");
+  EXPECT_LT(g[0]["mem_available_bytes"].get<uint64_t>(), floor_mib << 20);
+  long got = LastAllocated(ReadFileOrDie(lr.dir + "/train.log"));
+  EXPECT_LT(got, 2048) << "the guard let the job allocate " << got << " MiB";
+  EXPECT_EQ(OfType(lr.dir, "exit").at(0)["code"], 128 + SIGTERM);
+}
+
+pid_t JobPid(const std::string& dir) {
+  for (int i = 0; i < 400; ++i) {
+    try {
+      auto meta = nlohmann::json::parse(ReadFileOrDie(dir + "/meta.json"));
+      if (meta["pid"].is_number()) return meta["pid"].get<pid_t>();
+    } catch (...) {
+    }
+    std::this_thread::sleep_for(25ms);
+  }
+  return -1;
+}
+
+/// kill -9 of run, then waits (up to 10 s) for its job to be gone; the job's pid and the seconds waited.
+std::pair<pid_t, double> KillRunAndWaitForJob(LiveRun& lr) {
+  pid_t job = JobPid(lr.dir);
+  EXPECT_GT(job, 0);
+  ::kill(lr.child.pid, SIGKILL);
+  Finish(lr);
+  auto t0 = std::chrono::steady_clock::now();
+  while (job > 0 && guard::ProcessAlive(job) && std::chrono::steady_clock::now() - t0 < 10s)
+    std::this_thread::sleep_for(20ms);
+  EXPECT_FALSE(job > 0 && guard::ProcessAlive(job));
+  return {job, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()};
+}
+
+// kill -9 of run: the sentinel sends SIGTERM to the job's group; the job's output (also what it
+// prints after run died) still reaches train.log; the job is not killed by SIGPIPE.
+TEST(RunKilled, JobIsTerminatedWithTheGraceAndItsOutputStillRecorded) {
+  FakeHost h(20 * kGiB);
+  auto lr = Start(h.root, h.d.path() + "/r", {"--grace", "5"},
+                  "trap 'sleep 0.3; echo after TERM 1; echo after TERM 2; exit 0' TERM; echo ready; "
+                  "while :; do sleep 0.05; done");
+  auto [job, waited] = KillRunAndWaitForJob(lr);
+  ASSERT_GT(job, 0);
+  EXPECT_LT(waited, 4.0) << "terminated, not left to the grace";
+  std::string log;
+  for (int i = 0; i < 100 && log.find("after TERM 2") == std::string::npos; ++i) {
+    std::this_thread::sleep_for(50ms);
+    log = ReadFileOrDie(lr.dir + "/train.log");
+  }
+  EXPECT_NE(log.find("\to\tafter TERM 1"), std::string::npos) << log;
+  EXPECT_NE(log.find("\to\tafter TERM 2"), std::string::npos) << log;
+  auto lost = OfType(lr.dir, "supervisor_lost");
+  ASSERT_GE(lost.size(), 1u);
+  EXPECT_EQ(lost[0]["stage"], "terminate");
+  EXPECT_EQ(lost[0]["job_pgid"], job);
+}
+
+TEST(RunKilled, JobIgnoringSigtermIsKilledAfterTheGrace) {
+  FakeHost h(20 * kGiB);
+  auto lr = Start(h.root, h.d.path() + "/r", {"--grace", "0.5"}, kIgnoresTerm);
+  auto [job, waited] = KillRunAndWaitForJob(lr);
+  ASSERT_GT(job, 0);
+  (void)waited;
+  bool killed = false;
+  for (int i = 0; i < 100 && !killed; ++i) {
+    for (auto& e : OfType(lr.dir, "supervisor_lost")) killed |= e["stage"] == "kill";
+    if (!killed) std::this_thread::sleep_for(50ms);
+  }
+  EXPECT_TRUE(killed);
+  EXPECT_NE(ReadFileOrDie(lr.dir + "/train.log").find("ignoring TERM"), std::string::npos);
+}
+
+// A normal end leaves no sentinel behind and no supervisor_lost event.
+TEST(RunKilled, NormalEndDisarmsTheSentinel) {
+  FakeHost h(20 * kGiB);
+  TempDir d;
+  auto r = testing::RunBinary({"--root", h.root, "run", "--out", d.path() + "/r", "--", "bash", "-c", "echo hi"});
+  EXPECT_EQ(r.rc, 0) << r.err;
+  EXPECT_TRUE(OfType(d.path() + "/r", "supervisor_lost").empty());
+}
+
+}  // namespace
+}  // namespace sparkops
