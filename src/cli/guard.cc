@@ -80,7 +80,7 @@ int CmdGuard(Context& ctx, const std::vector<std::string>& args) {
   double grace = 10;
   std::string prefer, avoid, only;
   bool dry_run = false;
-  app->add_option("--grace", grace, "seconds between SIGTERM and SIGKILL (default 10)")->check(CLI::NonNegativeNumber);
+  AddNumber(*app, "--grace", grace, kGraceRange, "seconds between SIGTERM and SIGKILL (default 10)");
   app->add_option("--prefer", prefer, "choose processes whose command line matches this (POSIX ERE) first");
   app->add_option("--avoid", avoid, "never choose processes whose command line matches this");
   app->add_option("--only", only, "choose only among processes whose command line matches this");

@@ -9,11 +9,10 @@ void GuardFlags::Add(CLI::App& app, bool with_off) {
   app.add_option("--min-available", min_available,
                  "memory guard floor on MemAvailable: 8G, 512M or 6% of MemTotal (default the larger of 4 GiB "
                  "and 5%)");
-  app.add_option("--max-pressure", max_pressure,
-                 "memory guard: act when PSI memory 'full avg10' stays above this percent (default 40)")
-      ->check(CLI::Range(0.0, 100.0));
-  app.add_option("--pressure-window", pressure_window_s, "seconds the pressure must last (default 10)")
-      ->check(CLI::NonNegativeNumber);
+  AddNumber(app, "--max-pressure", max_pressure, {0, 100, false, false, "percent"},
+            "memory guard: act when PSI memory 'full avg10' stays above this percent (default 40)");
+  AddNumber(app, "--pressure-window", pressure_window_s, {0, 3600, false, false, "seconds"},
+            "seconds the pressure must last (default 10)");
   app.add_flag("--flush-cache", flush_cache,
                "memory guard: drop the page cache first when that lifts MemAvailable above the floor (root)");
   if (with_off) app.add_flag("--no-guard", no_guard, "turn the memory guard off");

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/context.h"
+#include "cli/flags.h"
 #include "guard/policy.h"
 
 namespace sparkops {
