@@ -22,6 +22,9 @@ struct ThermalRow {
   std::optional<uint64_t> reasons;  ///< clock-event reasons bitmask
   std::string throttle;             ///< "+"-joined active throttle reasons ("" when none or absent)
   std::string events;               ///< ";"-joined sampler events
+  // Host contention (issue #24, analysis/contention.h): percent, cores; absent when not sampled.
+  std::optional<double> cpu_pressure, io_pressure_some, io_pressure_full, job_cores, other_cores;
+  std::string pressure_source;      ///< "psi" or "runnable" (what cpu_pressure is), "" when absent
 };
 
 struct ThermalSeries {

@@ -17,6 +17,7 @@
 #include "host/bootid.h"
 #include "memory/ladder.h"
 #include "report/html.h"
+#include "telemetry/terminal_text.h"
 #include "telemetry/supervisor.h"
 
 namespace sparkops {
@@ -107,6 +108,7 @@ int CmdRun(Context& ctx, const std::vector<std::string>& args) {
   so.interval_s = interval;
   so.grace_s = grace;
   so.use_pty = ::isatty(STDOUT_FILENO) == 1;
+  if (!so.use_pty) SetLiveBarEnvironment();  // Rich draws live bars into the pipe (issue #24)
   auto res = Supervise(ctx, *rec, so, [&](pid_t pid) {
     meta["pid"] = pid;
     // argv need not be UTF-8 (a Latin-1 file name): bad bytes become U+FFFD, never an exception.

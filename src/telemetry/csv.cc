@@ -21,7 +21,9 @@ const std::vector<std::string>& CsvColumns() {
       "timestamp",         "gpu_temp_c",        "power_w",        "power_limit_w",  "sm_clock_mhz",
       "clock_event_reasons", "throttle",        "mem_total_gib",  "mem_available_gib", "page_cache_gib",
       "swap_used_gib",     "mem_pressure_some_avg10", "sm_clock_max_mhz", "gpu_util_pct", "energy_j",
-      "gpu_attributed_gib", "mem_free_gib",     "event"};
+      "gpu_attributed_gib", "mem_free_gib",     "event",
+      // host contention (issue #24), appended
+      "cpu_pressure_pct", "io_pressure_some_pct", "io_pressure_full_pct", "pressure_source", "job_cores", "other_cores"};
   return c;
 }
 
@@ -59,6 +61,12 @@ std::string CsvRow(const Sample& s) {
       Gib(m.free),
       Join(s.events, ";"),
   };
+  // host contention (issue #24), appended
+  const HostPressure no_host;
+  const HostPressure& h = s.host ? *s.host : no_host;
+  for (std::string c : {Cell(h.cpu_some, "{:.2f}"), Cell(h.io_some, "{:.2f}"), Cell(h.io_full, "{:.2f}"), h.source,
+                        Cell(s.job_cores, "{:.2f}"), Cell(s.other_cores, "{:.2f}")})
+    cells.push_back(std::move(c));
   return Join(cells, ",") + "\n";
 }
 

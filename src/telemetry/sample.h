@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "base/timefmt.h"
+#include "host/cpu_pressure.h"
 #include "host/gpu.h"
 #include "host/meminfo.h"
 
@@ -22,6 +23,10 @@ struct Sample {
   std::string gpu_source;                      ///< "nvml", "nvidia-smi", "nvml+nvidia-smi", "none"
   /// Why the GPU columns are empty: no GPU readable, or the GPU was lost mid-run ("" otherwise).
   std::string gpu_note;
+  // Host contention (issue #24; host/cpu_pressure.h, telemetry/job_tree.h), appended.
+  std::optional<HostPressure> host;   ///< CPU / I/O pressure; absent when neither PSI nor /proc/stat reads
+  std::optional<double> job_cores;    ///< `run`: CPU cores the job's process tree used since the last sample
+  std::optional<double> other_cores;  ///< `run`: CPU cores the rest of the host used over the same time
 };
 
 }  // namespace sparkops

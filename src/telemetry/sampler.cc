@@ -30,6 +30,7 @@ Sample Sampler::Take() {
   }
   if (auto m = ReadMemInfo(ctx_.fs)) s.mem = std::move(*m);
   if (auto p = ReadMemoryPressure(ctx_.fs); p && p->some) s.mem_pressure_some_avg10 = p->some->avg10;
+  if (auto h = ReadHostPressure(ctx_.fs)) s.host = std::move(h->p);  // issue #24
   return s;
 }
 

@@ -1,4 +1,6 @@
 #include "telemetry/supervisor.h"
+#include "telemetry/job_tree.h"
+#include "telemetry/terminal_text.h"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -128,10 +130,14 @@ Result<SuperviseResult> Supervise(const Context& ctx, RunRecorder& rec, const Su
     Sampler sampler(ctx);
     EventDetector detector;
     ProcessWatch watch(ctx, rec, child->pid);
+    JobContention contention(static_cast<uint32_t>(child->pid), static_cast<uint32_t>(::getpid()));  // issue #24
     LoopOptions lo;
     lo.interval_s = o.interval_s;
-    (void)SampleLoop(sampler, detector, lo, StopFlags{nullptr, &stop}, [&](const Sample& s) -> Result<void> {
+    (void)SampleLoop(sampler, detector, lo, StopFlags{nullptr, &stop}, [&](const Sample& taken) -> Result<void> {
+      Sample s = taken;
+      auto hot = contention.Fill(ctx.fs, s);
       auto w = rec.Thermal(s);
+      if (hot) (void)rec.Event(s.time, "host_contention", *hot);
       watch.Snapshot(s);
       std::lock_guard lock(mu);
       res.last_samples.push_back(s);
@@ -143,7 +149,8 @@ Result<SuperviseResult> Supervise(const Context& ctx, RunRecorder& rec, const Su
   LineSplitter split_out, split_err;
   auto record = [&](char stream) {
     return [&, stream](std::string_view line) {
-      (void)rec.Log(std::chrono::system_clock::now(), stream, line);
+      std::string plain;  // Rich's live redraws: '\r' kept, control sequences not (issue #24)
+      (void)rec.Log(std::chrono::system_clock::now(), stream, StripTerminalControls(line, &plain));
       res.tail.emplace_back(line.substr(0, 4096));
       if (res.tail.size() > kTailLines) res.tail.pop_front();
     };
