@@ -157,6 +157,23 @@ TEST(Episodes, AnalyzeNamesCpuContentionWithTheHogs) {
   EXPECT_NE(html.find("sha256sum /dev/zero"), std::string::npos);
 }
 
+TEST(Episodes, ContentionColumnsReadBackAndBadCellsNameTheColumn) {
+  LocalZone z = *LocalZone::Make("UTC");
+  const std::string head = "timestamp,cpu_pressure_pct,io_pressure_full_pct,pressure_source,job_cores\n";
+  auto ok = ParseThermalCsv(head + "2026-11-30T00:00:00.000Z,12.5,,runnable,1.75\n", "t.csv", z);
+  ASSERT_TRUE(ok) << ok.error().message;
+  EXPECT_DOUBLE_EQ(*ok->rows[0].cpu_pressure, 12.5);
+  EXPECT_FALSE(ok->rows[0].io_pressure_full);  // empty cell: absent
+  EXPECT_EQ(ok->rows[0].pressure_source, "runnable");
+  EXPECT_DOUBLE_EQ(*ok->rows[0].job_cores, 1.75);
+  for (const char* row : {"2026-11-30T00:00:00.000Z,abc,,psi,1\n", "2026-11-30T00:00:00.000Z,150,,psi,1\n",
+                          "2026-11-30T00:00:00.000Z,5,,magic,1\n", "2026-11-30T00:00:00.000Z,5,,psi,-1\n"}) {
+    auto bad = ParseThermalCsv(head + row, "t.csv", z);
+    ASSERT_FALSE(bad) << row;
+    EXPECT_EQ(bad.error().message.rfind("t.csv:2: column ", 0), 0u) << bad.error().message;
+  }
+}
+
 TEST(Episodes, WithoutPressureColumnsTheCauseStaysUnknownAndSaysWhy) {
   TempDir d;
   std::string dir = WriteContentionRun(d);
