@@ -11,6 +11,7 @@
 #include "analysis/step_series.h"
 #include "analysis/step_template.h"
 #include "telemetry/terminal_text.h"
+#include "step_expect.h"
 #include "test_util.h"
 
 namespace sparkops {
@@ -28,23 +29,7 @@ struct Case {
   std::optional<double> throughput = {};
 };
 
-void ExpectNear(const std::optional<double>& got, const std::optional<double>& want, const char* what, const char* line) {
-  ASSERT_EQ(got.has_value(), want.has_value()) << line << ": " << what;
-  if (want) {
-    EXPECT_NEAR(*got, *want, std::fabs(*want) * 1e-6 + 1e-12) << line << ": " << what;
-  }
-}
-
-void Check(const Case& c, const StepLine& l) {
-  EXPECT_EQ(l.kind, c.kind) << c.line;
-  if (c.kind != K::kNone) {
-    EXPECT_STREQ(l.format, c.format) << c.line;
-  }
-  EXPECT_EQ(l.step, c.step) << c.line;
-  ExpectNear(l.step_time_s, c.step_time_s, "step_time_s", c.line);
-  ExpectNear(l.loss, c.loss, "loss", c.line);
-  ExpectNear(l.throughput, c.throughput, "throughput", c.line);
-}
+void Check(const Case& c, const StepLine& l) { testing::ExpectStepLine(l, c, c.line); }
 
 const Case kPlain[] = {
     // the forms people write by hand
