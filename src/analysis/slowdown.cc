@@ -179,8 +179,10 @@ Detection Detect(size_t size, Cost cost, Flag flag, const DetectOptions& opt) {
     }
     merged.push_back(f);
   }
+  // A fast loop's slowdown may be short in seconds: at most 25 baseline steps are asked for.
+  const double min_seconds = std::min(opt.min_seconds, 25 * d.baseline);
   for (const Found& f : merged) {
-    if (opt.cost_is_seconds && seconds(f.start, f.end + 1) < opt.min_seconds) {
+    if (opt.cost_is_seconds && seconds(f.start, f.end + 1) < min_seconds) {
       ++d.too_short;
       continue;
     }

@@ -20,8 +20,8 @@ struct DetectOptions {
   double mad_k = 4.0;
   size_t window = 5;           ///< rolling-median width, points
   size_t min_points = 5;       ///< a stretch shorter than this is a spike, not a slowdown
-  /// With costs in seconds per step (`cost_is_seconds`): a stretch lasting less than this many
-  /// seconds (sum of its costs) is a spike, and stretches at most `merge_gap_s` seconds or
+  /// With costs in seconds per step (`cost_is_seconds`): a stretch lasting less than
+  /// min(min_seconds, 25 baseline steps) (sum of its costs) is a spike, and stretches at most `merge_gap_s` seconds or
   /// `merge_gap_points` points apart are one episode.
   bool cost_is_seconds = true;
   double min_seconds = 10.0;

@@ -1,6 +1,5 @@
 #include "telemetry/supervisor.h"
 #include "telemetry/job_tree.h"
-#include "telemetry/terminal_text.h"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -149,8 +148,7 @@ Result<SuperviseResult> Supervise(const Context& ctx, RunRecorder& rec, const Su
   LineSplitter split_out, split_err;
   auto record = [&](char stream) {
     return [&, stream](std::string_view line) {
-      std::string plain;  // Rich's live redraws: '\r' kept, control sequences not (issue #24)
-      (void)rec.Log(std::chrono::system_clock::now(), stream, StripTerminalControls(line, &plain));
+      (void)rec.Log(std::chrono::system_clock::now(), stream, line);
       res.tail.emplace_back(line.substr(0, 4096));
       if (res.tail.size() > kTailLines) res.tail.pop_front();
     };
