@@ -63,6 +63,11 @@ ExporterInputs FullInputs() {
   EXPECT_TRUE(mem.has_value());
   s.mem = *mem;
   s.mem_pressure_some_avg10 = 1.53;
+  s.host = HostPressure{};
+  s.host->source = "psi";
+  s.host->cpu_some_total_s = 12.5;
+  s.host->io_some_total_s = 3.25;
+  s.host->io_full_total_s = 1.0;
   s.gpu_attributed_bytes = uint64_t{21474836480};
   s.events = {"thermal_signature"};
   s.power = ReadPowerReading(HostFs(Fixture("power/spbm_ewma")));  // issue 18: every power family

@@ -18,6 +18,15 @@ bool IsFile(const std::string& p) {
   return ::stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode);
 }
 
+/// ", after `sparkops run` forwarded <signal> to it at <time>" when events.jsonl records one.
+std::string ForwardedSignal(const std::vector<RunEvent>& events) {
+  for (const RunEvent& e : events)
+    if (e.type == "signal")
+      return fmt::format(", after `sparkops run` forwarded {} to it at {}", e.Str("signal").empty() ? "a signal" : e.Str("signal"),
+                         FormatUtcMillis(FromUnixMillis(e.t_ms)));
+  return "";
+}
+
 void CheckEnd(AnalysisResult& r, const HostFs& fs) {
   if (r.in.dir.empty()) return;
   for (const RunEvent& e : r.events) {
@@ -26,6 +35,7 @@ void CheckEnd(AnalysisResult& r, const HostFs& fs) {
     std::string code = e.Str("code"), sig = e.Str("signal");
     r.end.detail = !sig.empty() ? "the job was killed by signal " + sig : "the job exited with status " + (code.empty() ? "?" : code);
     if (auto g = DescribeGuard(r.events)) r.end.detail += "; " + *g;
+    r.end.detail += ForwardedSignal(r.events);
     return;
   }
   if (!r.meta || r.meta->boot_id.empty()) {
@@ -39,7 +49,7 @@ void CheckEnd(AnalysisResult& r, const HostFs& fs) {
   }
   if (*now == r.meta->boot_id) {
     r.end.status = "no_exit_record";
-    r.end.detail = "no exit record and the machine has not rebooted since: the run is still going, or sparkops was stopped before it could record the exit";
+    r.end.detail = "no exit record and the machine has not rebooted since: the run is still going, or sparkops was stopped before it could record the exit" + ForwardedSignal(r.events);
     return;
   }
   r.end.status = "reboot";
@@ -77,7 +87,7 @@ Result<AnalysisResult> Analyze(const AnalyzeInputs& in, const LocalZone& zone, c
   std::future<Result<ThermalSeries>> thermal;
   if (!in.thermal.empty())
     thermal = std::async(std::launch::async, [path = in.thermal, z = zone] { return ReadThermalCsv(path, z); });
-  auto series = ReadStepLog(in.log, zone);
+  auto series = ReadStepLog(in.log, zone, {}, in.step_format ? &*in.step_format : nullptr);
   if (!series) return std::unexpected(series.error());
   r.series = std::move(*series);
   if (thermal.valid()) {
@@ -100,7 +110,9 @@ Result<AnalysisResult> Analyze(const AnalyzeInputs& in, const LocalZone& zone, c
     r.meta = std::move(*m);
   }
   const auto& pts = r.series.points;
-  r.detection = DetectSlowdowns(pts);
+  DetectOptions opt;
+  opt.cost_is_seconds = !r.series.cost_is_inverse_throughput;
+  r.detection = DetectSlowdowns(pts, opt);
   for (const Slowdown& s : r.detection.slowdowns) {
     SlowdownEvent e;
     e.s = s;
@@ -141,10 +153,14 @@ std::string AnalysisResult::Verdict() const {
   else if (!detection.ran) v = "Too few steps to judge step time (" + detection.note + ").";
   else if (slowdowns.empty()) v = fmt::format("Steady: no sustained slowdown over {} steps.", series.points.size());
   else {
-    const auto& s = slowdowns.front();
+    // The headline is the episode that cost the most time, not the first (issue #24).
+    const size_t top = std::min(detection.Largest(), slowdowns.size() - 1);
+    const auto& s = slowdowns[top];
     v = fmt::format("{} slowdown{}: step time {:.2f}× from step {} — cause: {}.", slowdowns.size(),
                     slowdowns.size() > 1 ? "s" : "", s.s.ratio, s.start_step, s.cls.cause);
-    if (slowdowns.size() > 1) v.insert(v.size() - 1, " (first)");
+    if (slowdowns.size() > 1)
+      v.insert(v.size() - 1, series.cost_is_inverse_throughput ? " (the largest)"
+                                                               : fmt::format(" (the largest: ~{:.0f} s lost)", s.s.lost));
   }
   if (end.status == "reboot") v += " The run ended in a reboot or power-off.";
   return v;

@@ -23,6 +23,7 @@ struct AnalyzeInputs {
   std::string thermal;  ///< thermal CSV ("" = none)
   std::string events;   ///< events.jsonl ("" = none)
   std::string meta;     ///< meta.json ("" = none)
+  std::optional<StepTemplate> step_format;  ///< --step-format template (none: built-in parsers only)
 };
 
 struct SlowdownEvent {

@@ -1,4 +1,5 @@
 #include "analysis/classify.h"
+#include "analysis/contention.h"
 #include "analysis/power_causes.h"
 #include "base/json_text.h"
 
@@ -210,6 +211,9 @@ Classification Classify(const ThermalSeries* thermal, const std::vector<RunEvent
   if (!cont.empty()) found.push_back({"contention", 2, cont});
   else ruled.push_back(events.empty() ? "contention: no process events recorded (events.jsonl absent)"
                                       : "contention: no new uncapped or near-capacity process around this span");
+
+  // host CPU / I/O contention (issue #24, analysis/contention.cc)
+  for (auto& f : FindHostContention(before, span, events, t0, t1, &ruled)) found.push_back({f.cause, 2, f.evidence});
 
   std::stable_sort(found.begin(), found.end(), [](const Finding& a, const Finding& b) { return a.priority < b.priority; });
   if (!found.empty()) {

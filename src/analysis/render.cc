@@ -49,6 +49,8 @@ std::string RenderAnalysisText(const AnalysisResult& r) {
     o += fmt::format("baseline {} — median of steps {}–{} after {} warm-up points; cost = {}\n",
                      CostText(r, d.baseline), s.points[d.base_first].step, s.points[d.base_last].step, d.warmup,
                      s.cost_unit);
+    o += fmt::format("         spread {:.1f} % (robust, MAD); slowdown threshold {:.2f}×{}\n", 100 * d.spread,
+                     d.threshold_ratio, d.threshold_ratio > 1.3 + 1e-9 ? " (raised above 1.3× by the spread)" : "");
   } else {
     o += "baseline none: " + d.note + "\n";
   }
@@ -58,13 +60,19 @@ std::string RenderAnalysisText(const AnalysisResult& r) {
     o += fmt::format("#{} {:<15} steps {}–{} ({} – {}, {}), {:.2f}× baseline ({})\n", ++n, e.cls.cause, e.start_step,
                      e.end_step, ShortTime(e.t0), ShortTime(e.t1), e.s.recovered ? "recovered" : "not recovered by the end",
                      e.s.ratio, CostText(r, e.s.level));
+    if (!s.cost_is_inverse_throughput)
+      o += fmt::format("   time lost:  ~{:.0f} s{}\n", e.s.lost,
+                       e.s.parts > 1 ? fmt::format(" ({} stretches split by short gaps, merged)", e.s.parts) : "");
     for (auto& x : e.cls.evidence) o += "   evidence:   " + x + "\n";
     for (auto& x : e.cls.also) o += "   also seen:  " + x + "\n";
     for (auto& x : e.cls.ruled_out) o += "   ruled out:  " + x + "\n";
   }
   if (d.ran)
-    o += fmt::format("{}one-off spikes ignored: {} after evaluation, {} after checkpoint saves, {} unnamed\n",
-                     r.slowdowns.empty() ? "" : "\n", d.spikes_eval, d.spikes_save, d.spikes_other);
+    o += fmt::format("{}one-off spikes ignored: {} after evaluation, {} after checkpoint saves, {} unnamed{}\n",
+                     r.slowdowns.empty() ? "" : "\n", d.spikes_eval, d.spikes_save, d.spikes_other,
+                     d.too_short ? fmt::format(" ({} stretch{} under {:.0f} s)", d.too_short, d.too_short == 1 ? "" : "es",
+                                               DetectOptions{}.min_seconds)
+                                 : "");
   if (!r.in.dir.empty()) {
     o += "\nend      " + r.end.detail + "\n";
     if (!r.end.last_samples.empty()) {
@@ -87,13 +95,14 @@ nlohmann::json RenderAnalysisJson(const AnalysisResult& r) {
                            : json();
   const Detection& d = r.detection;
   j["baseline"] = d.ran ? json{{"cost", d.baseline}, {"from_step", s.points[d.base_first].step},
-                               {"to_step", s.points[d.base_last].step}, {"warmup_points", d.warmup}}
+                               {"to_step", s.points[d.base_last].step}, {"warmup_points", d.warmup},
+                               {"spread", d.spread}, {"threshold_ratio", d.threshold_ratio}}
                         : json{{"note", d.note}};
   j["events"] = json::array();
   for (const SlowdownEvent& e : r.slowdowns)
     j["events"].push_back({{"start", IsoOrNull(e.t0)}, {"end", IsoOrNull(e.t1)}, {"start_step", e.start_step},
                            {"end_step", e.end_step}, {"ratio", e.s.ratio}, {"cost", e.s.level},
-                           {"recovered", e.s.recovered}, {"cause", e.cls.cause}, {"evidence", e.cls.evidence},
+                           {"recovered", e.s.recovered}, {"lost", e.s.lost}, {"parts", e.s.parts}, {"cause", e.cls.cause}, {"evidence", e.cls.evidence},
                            {"also", e.cls.also}, {"ruled_out", e.cls.ruled_out}});
   j["spikes_ignored"] = {{"evaluation", d.spikes_eval}, {"checkpoint", d.spikes_save}, {"unnamed", d.spikes_other}};
   json end = {{"status", r.end.status}, {"detail", r.end.detail}};

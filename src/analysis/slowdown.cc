@@ -118,7 +118,11 @@ Detection Detect(size_t size, Cost cost, Flag flag, const DetectOptions& opt) {
   d.base_first = point(d.warmup);
   d.base_last = point(d.warmup + base_len - 1);
   d.ran = true;
-  const double up = opt.ratio * d.baseline, down = opt.recover_ratio * d.baseline;
+  for (float& x : base) x = static_cast<float>(std::fabs(x - d.baseline));
+  d.spread = 1.4826 * MedianInPlace(base) / d.baseline;
+  d.threshold_ratio = std::max(opt.ratio, 1.0 + opt.mad_k * d.spread);
+  const double recover_ratio = std::max(opt.recover_ratio, 1.0 + (d.threshold_ratio - 1.0) / 2);
+  const double up = d.threshold_ratio * d.baseline, down = recover_ratio * d.baseline;
   const size_t w = std::max<size_t>(opt.window, 1);
   // Rolling median over usable points, centred.
   const std::vector<float> smooth_other = w == 5 ? std::vector<float>() : RollingMedian(usable, w);
@@ -130,6 +134,12 @@ Detection Detect(size_t size, Cost cost, Flag flag, const DetectOptions& opt) {
     return MedianInPlace(win);
   };
   std::vector<std::pair<size_t, size_t>> stretches;  // the slowdowns in usable-point indices
+  struct Found {
+    size_t start, end;
+    bool recovered;
+    size_t parts;
+  };
+  std::vector<Found> found;  // stretches over the threshold, before merging
   size_t k = d.warmup;
   while (k < n) {
     if (smooth(k) < up) {
@@ -145,17 +155,48 @@ Detection Detect(size_t size, Cost cost, Flag flag, const DetectOptions& opt) {
       while (start < k && (usable[start] < up || ahead(start) < up)) ++start;
       size_t end = e;
       while (end > start && usable[end] < up && smooth(end) < up) --end;
-      std::vector<float> lv(usable.begin() + static_cast<long>(start), usable.begin() + static_cast<long>(end + 1));
-      Slowdown s;
-      s.first = point(start);
-      s.last = point(end);
-      s.level = MedianInPlace(lv);
-      s.ratio = s.level / d.baseline;
-      s.recovered = e + 1 < n;
-      d.slowdowns.push_back(s);
-      stretches.emplace_back(start, end);
+      found.push_back({start, end, e + 1 < n, 1});
     }
     k = e + 1;
+  }
+  // Stretches split by a short gap are one episode; then episodes too short to matter are spikes.
+  auto seconds = [&](size_t a, size_t b) {  // sum of usable costs over [a, b)
+    double t = 0;
+    for (size_t i = a; i < b; ++i) t += usable[i];
+    return t;
+  };
+  std::vector<Found> merged;
+  for (const Found& f : found) {
+    if (!merged.empty()) {
+      Found& m = merged.back();
+      const size_t gap = f.start - m.end - 1;
+      if (gap <= opt.merge_gap_points || (opt.cost_is_seconds && seconds(m.end + 1, f.start) <= opt.merge_gap_s)) {
+        m.end = f.end;
+        m.recovered = f.recovered;
+        ++m.parts;
+        continue;
+      }
+    }
+    merged.push_back(f);
+  }
+  // A fast loop's slowdown may be short in seconds: at most 25 baseline steps are asked for.
+  const double min_seconds = std::min(opt.min_seconds, 25 * d.baseline);
+  for (const Found& f : merged) {
+    if (opt.cost_is_seconds && seconds(f.start, f.end + 1) < min_seconds) {
+      ++d.too_short;
+      continue;
+    }
+    std::vector<float> lv(usable.begin() + static_cast<long>(f.start), usable.begin() + static_cast<long>(f.end + 1));
+    Slowdown s;
+    s.first = point(f.start);
+    s.last = point(f.end);
+    s.level = MedianInPlace(lv);
+    s.ratio = s.level / d.baseline;
+    s.recovered = f.recovered;
+    s.parts = f.parts;
+    for (size_t i = f.start; i <= f.end; ++i) s.lost += usable[i] - d.baseline;
+    d.slowdowns.push_back(s);
+    stretches.emplace_back(f.start, f.end);
   }
   // One-off spikes: points at or above the threshold outside any slowdown, from the baseline on.
   // The slowdowns are in order and do not overlap: a cursor walks them (usable points in
@@ -177,6 +218,13 @@ Detection Detect(size_t size, Cost cost, Flag flag, const DetectOptions& opt) {
   return d;
 }
 }  // namespace
+
+size_t Detection::Largest() const {
+  size_t best = slowdowns.size();
+  for (size_t i = 0; i < slowdowns.size(); ++i)
+    if (best == slowdowns.size() || slowdowns[i].lost > slowdowns[best].lost) best = i;
+  return best;
+}
 
 Detection DetectSlowdowns(const std::vector<float>& cost, const std::vector<uint8_t>& flags, const DetectOptions& opt) {
   return Detect(

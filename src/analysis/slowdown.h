@@ -12,10 +12,21 @@ namespace sparkops {
 struct StepPoint;
 
 struct DetectOptions {
-  double ratio = 1.3;          ///< slowdown threshold against the baseline (issue #5)
-  double recover_ratio = 1.15; ///< back below this = recovered (hysteresis)
+  double ratio = 1.3;          ///< slowdown threshold against the baseline (issue #5), at least
+  double recover_ratio = 1.15; ///< back below this = recovered (hysteresis), at least
+  /// The threshold also clears the baseline's own noise: 1 + mad_k × (1.4826 × MAD / baseline),
+  /// the robust standard deviation of the baseline window (issue #24: 1.3× blips on a busy host).
+  /// The recovery level rises with it (halfway between 1 and the threshold).
+  double mad_k = 4.0;
   size_t window = 5;           ///< rolling-median width, points
   size_t min_points = 5;       ///< a stretch shorter than this is a spike, not a slowdown
+  /// With costs in seconds per step (`cost_is_seconds`): a stretch lasting less than
+  /// min(min_seconds, 25 baseline steps) (sum of its costs) is a spike, and stretches at most `merge_gap_s` seconds or
+  /// `merge_gap_points` points apart are one episode.
+  bool cost_is_seconds = true;
+  double min_seconds = 10.0;
+  double merge_gap_s = 30.0;
+  size_t merge_gap_points = 10;
 };
 
 struct Slowdown {
@@ -23,15 +34,22 @@ struct Slowdown {
   double level = 0;             ///< median cost over the stretch
   double ratio = 0;             ///< level / baseline
   bool recovered = false;       ///< the series came back under recover_ratio before its end
+  double lost = 0;              ///< sum over its points of (cost - baseline): seconds lost with s/step costs
+  size_t parts = 1;             ///< stretches merged into it (split by short gaps)
 };
 
 struct Detection {
   bool ran = false;             ///< false when there are too few steps (see note)
   std::string note;
   double baseline = 0;          ///< median cost of the baseline window
+  double spread = 0;            ///< 1.4826 × MAD of the baseline window / baseline (robust CV)
+  double threshold_ratio = 0;   ///< the threshold used: max(ratio, 1 + mad_k × spread)
+  size_t too_short = 0;         ///< stretches over the threshold dropped for lasting < min_seconds
   size_t warmup = 0;            ///< points skipped at the start
   size_t base_first = 0, base_last = 0;  ///< baseline window, indices
-  std::vector<Slowdown> slowdowns;
+  std::vector<Slowdown> slowdowns;  ///< in time order
+  /// The slowdown that cost the most time (lost), the headline; slowdowns.size() when none.
+  size_t Largest() const;
   size_t spikes_eval = 0, spikes_save = 0, spikes_other = 0;  ///< one-off spikes ≥ ratio, ignored
 };
 

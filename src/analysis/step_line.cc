@@ -5,6 +5,7 @@
 #include <cstring>
 #include <string.h>
 
+#include "analysis/plain_steps.h"
 #include "analysis/step_line_detail.h"
 #include "base/bytescan.h"
 
@@ -187,6 +188,16 @@ std::string_view StripPrefixes(std::string_view s, StepLine* out) {
 
 }  // namespace detail
 
+namespace {
+/// A hand-written loop's line ("step 12 loss 1.9", "Epoch 2 Step 12/300 | ...") when no framework
+/// parser took it: tried only for lines starting with a letter such a line starts with.
+inline void PlainFallback(std::string_view s, StepLine& r) {
+  if (r.kind != StepLine::Kind::kNone) return;
+  const char c = s[0] | 0x20;
+  if (c == 's' || c == 'i' || c == 'e' || c == 'g') ParsePlainStep(s, r);
+}
+}  // namespace
+
 StepLine ParseStepLine(std::string_view line) {
   using namespace detail;
   StepLine r;
@@ -213,14 +224,17 @@ StepLine ParseStepLine(std::string_view line) {
   }
   if (s[0] == 'i' && s.substr(0, 5) == "iter ") {
     ParseNanoGpt(s, r);
+    PlainFallback(s, r);
     return r;
   }
   if (s[0] == 's' && s.substr(0, 5) == "step ") {
     ParseNanoGpt(s, r);
+    PlainFallback(s, r);
     return r;
   }
   if (s[0] == 'S' && s.substr(0, 5) == "Step ") {
     ParseTorchtuneStep(s, r);
+    PlainFallback(s, r);
     return r;
   }
   // One scan per marker family: progress rates and "N/M" need a '/', every "step" form shares it.
@@ -228,15 +242,18 @@ StepLine ParseStepLine(std::string_view line) {
   bool per_it = false;
   if (size_t unit = FindRateUnit(s, &per_it); unit != npos) {
     ParseTqdm(s, unit, per_it, r);
+    if (r.kind == StepLine::Kind::kNone && !ParseRichBar(s, r)) PlainFallback(s, r);
     return r;
   }
   if (size_t st = FindStep(s); st != npos) {
     if (Find(s, "step:", st) != npos) {
       ParseTorchtitan(s, r);
+      PlainFallback(s, r);
       return r;
     }
     if (Find(s, "global_step=", st > 7 ? st - 7 : 0) != npos || Find(s, "] step=") != npos) {
       ParseDeepSpeed(s, r);
+      PlainFallback(s, r);
       return r;
     }
   }
@@ -245,6 +262,7 @@ StepLine ParseStepLine(std::string_view line) {
     ParseMegatron(s, r);
   else
     ParseMarker(s, r);
+  PlainFallback(s, r);
   return r;
 }
 

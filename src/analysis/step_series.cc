@@ -57,15 +57,21 @@ void StepEvent::Set(const StepLine& l) {
 }
 
 bool ParseStepEvent(std::string_view text, int64_t arrival_ms, const LocalZone& zone, StepEvent* out,
-                    bool* other_rank) {
+                    bool* other_rank, const StepTemplate* tmpl) {
   if (OtherRankPrefix(text)) {  // most lines of a multi-rank log: skipped before any parsing
     *other_rank = true;
     return false;
   }
-  const StepLine l = ParseStepLine(text);
+  StepLine l = ParseStepLine(text);
   if (l.rank && *l.rank != 0) {
     *other_rank = true;
     return false;
+  }
+  if (tmpl) [[unlikely]] {
+    StepLine t;
+    t.timestamp = l.timestamp;
+    t.rank = l.rank;
+    if (MatchStepTemplate(*tmpl, text, t)) l = t;
   }
   if (l.kind == StepLine::Kind::kNone) return false;
   StepEvent& e = *out;
@@ -88,7 +94,7 @@ bool ParseStepEvent(std::string_view text, int64_t arrival_ms, const LocalZone& 
 void StepSeriesBuilder::Add(std::string_view text, int64_t arrival_ms) {
   bool other_rank = false;
   StepEvent e;
-  if (ParseStepEvent(text, arrival_ms, zone_, &e, &other_rank)) Apply(e);
+  if (ParseStepEvent(text, arrival_ms, zone_, &e, &other_rank, tmpl_)) Apply(e);
   else if (other_rank) ++s_.ignored_rank_lines;
 }
 
@@ -250,7 +256,7 @@ namespace {
 /// The events of one segment of a log, parsed on a worker thread with its own zone copy.
 class StepEventSegment : public LineSegment {
  public:
-  explicit StepEventSegment(const LocalZone& zone) : zone_(zone) { events.reserve(4096); }
+  StepEventSegment(const LocalZone& zone, const StepTemplate* tmpl) : zone_(zone), tmpl_(tmpl) { events.reserve(4096); }
   void Line(std::string_view line, bool may_have_cr) override {
     ForEachRecord(
         line,
@@ -263,7 +269,7 @@ class StepEventSegment : public LineSegment {
           // Parsed in place: copying a just-written event into the vector reloaded it before
           // its narrow stores had landed (a store-forwarding stall, a quarter of this function).
           StepEvent& e = events.emplace_back();
-          if (!ParseStepEvent(text, arrival, zone_, &e, &other_rank)) {
+          if (!ParseStepEvent(text, arrival, zone_, &e, &other_rank, tmpl_)) {
             events.pop_back();
             if (other_rank) ++other_rank_lines;
           }
@@ -282,16 +288,18 @@ class StepEventSegment : public LineSegment {
 
  private:
   LocalZone zone_;
+  const StepTemplate* tmpl_;
 };
 }  // namespace
 
-Result<StepSeries> ReadStepLog(const std::string& path, const LocalZone& zone, ParallelLineOptions opt) {
-  StepSeriesBuilder b(zone);
+Result<StepSeries> ReadStepLog(const std::string& path, const LocalZone& zone, ParallelLineOptions opt,
+                               const StepTemplate* tmpl) {
+  StepSeriesBuilder b(zone, tmpl);
   struct stat sb {};
   const uint64_t size = ::stat(path.c_str(), &sb) == 0 && S_ISREG(sb.st_mode) ? static_cast<uint64_t>(sb.st_size) : 0;
   bool first = true;
   auto st = ForEachLineParallel(
-      path, [&] { return std::make_unique<StepEventSegment>(zone); },
+      path, [&] { return std::make_unique<StepEventSegment>(zone, tmpl); },
       [&](LineSegment& seg) {
         auto& s = static_cast<StepEventSegment&>(seg);
         for (const StepEvent& e : s.events) b.Apply(e);
@@ -313,8 +321,8 @@ Result<StepSeries> ReadStepLog(const std::string& path, const LocalZone& zone, P
   return s;
 }
 
-StepSeries ParseStepLog(std::string_view text, const LocalZone& zone) {
-  StepSeriesBuilder b(zone);
+StepSeries ParseStepLog(std::string_view text, const LocalZone& zone, const StepTemplate* tmpl) {
+  StepSeriesBuilder b(zone, tmpl);
   uint64_t lines = 0;
   for (std::string_view line : SplitLines(text)) {
     ++lines;

@@ -14,6 +14,7 @@
 #include "analysis/localtime.h"
 #include "analysis/parallel_lines.h"
 #include "analysis/step_line.h"
+#include "analysis/step_template.h"
 #include "base/error.h"
 
 namespace sparkops {
@@ -83,8 +84,9 @@ struct StepEvent {
 /// Parses one output record (already split on '\r'; `arrival_ms` kNoTime when unknown) into
 /// `*out`; false for lines the analysis does not use (`*other_rank` set for another rank's copy).
 /// `zone` caches offsets and must not be shared between threads (give each its own copy).
+/// `tmpl` (--step-format, may be null): a line it matches is read by it instead.
 bool ParseStepEvent(std::string_view text, int64_t arrival_ms, const LocalZone& zone, StepEvent* out,
-                    bool* other_rank);
+                    bool* other_rank, const StepTemplate* tmpl = nullptr);
 
 /// Calls `fn(text, arrival_ms)` for every record of one log line: a `run` train.log record has
 /// its arrival time split off; carriage-return redraws are separate records (`may_have_cr`
@@ -94,7 +96,7 @@ void ForEachRecord(std::string_view line, Fn&& fn, bool may_have_cr = true);
 
 class StepSeriesBuilder {
  public:
-  explicit StepSeriesBuilder(const LocalZone& zone) : zone_(zone) {}
+  explicit StepSeriesBuilder(const LocalZone& zone, const StepTemplate* tmpl = nullptr) : zone_(zone), tmpl_(tmpl) {}
   /// One output record (already split on '\r'); `arrival_ms` kNoTime when unknown.
   void Add(std::string_view text, int64_t arrival_ms);
   /// A record parsed by ParseStepEvent, in log order.
@@ -109,6 +111,7 @@ class StepSeriesBuilder {
  private:
   void AddPoint(const StepEvent& l, int64_t t);
   const LocalZone& zone_;
+  const StepTemplate* tmpl_ = nullptr;
   StepSeries s_;
   std::optional<int64_t> bar_total_;
   uint8_t pending_flags_ = 0;
@@ -122,9 +125,11 @@ bool SplitRunLogRecord(std::string_view line, int64_t* arrival_ms, std::string_v
 /// Reads a training log: a `run` train.log (arrival times used) or any plain log. Streaming;
 /// a big regular file is parsed on several threads (`opt`, see ForEachLineParallel) and gives
 /// the same series as one thread.
-Result<StepSeries> ReadStepLog(const std::string& path, const LocalZone& zone, ParallelLineOptions opt = {});
+/// `tmpl`: the --step-format template (null: none).
+Result<StepSeries> ReadStepLog(const std::string& path, const LocalZone& zone, ParallelLineOptions opt = {},
+                               const StepTemplate* tmpl = nullptr);
 /// The same over text in memory (tests).
-StepSeries ParseStepLog(std::string_view text, const LocalZone& zone);
+StepSeries ParseStepLog(std::string_view text, const LocalZone& zone, const StepTemplate* tmpl = nullptr);
 
 template <class Fn>
 void ForEachRecord(std::string_view line, Fn&& fn, bool may_have_cr) {

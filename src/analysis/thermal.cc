@@ -6,6 +6,7 @@
 #include <exception>
 #include <charconv>
 
+#include "analysis/contention.h"
 #include "analysis/line_reader.h"
 #include "analysis/step_line.h"
 #include "base/strings.h"
@@ -47,7 +48,7 @@ int ColumnFor(std::string name) {
   for (const M& m : kMap)
     if (name == m.n) return m.c;
   if (int p = PowerColumnIndex(name); p >= 0) return kPowerColumnBase + p;
-  return 0;
+  return ContentionColumn(name);
 }
 
 bool IsAbsent(std::string_view v) {
@@ -106,6 +107,10 @@ Result<bool> ThermalCsvParser::AddLine(std::string_view raw, uint64_t lineno) {
     std::string_view v = f[i];
     if (c == kIgnore || IsAbsent(v)) continue;
     std::string_view colname = names_[i];
+    if (c >= kContentionColumn0 && c < kPowerFirst) {  // host contention columns (analysis/contention.h)
+      if (auto bad = SetContentionCell(r, c, v); !bad.empty()) return InputError(where(colname) + ": " + bad);
+      continue;
+    }
     switch (c) {
       case kTime: {
         auto ms = zone_.ParseMillis(v);

@@ -24,6 +24,9 @@ struct ThermalRow {
   std::string throttle;             ///< "+"-joined active throttle reasons ("" when none or absent)
   std::string events;               ///< ";"-joined sampler events
   PowerColumns power;               ///< issue 18: rails, limits, PROCHOT, CPU/SoC temperatures
+  // Host contention (issue #24, analysis/contention.h): percent, cores; absent when not sampled.
+  std::optional<double> cpu_pressure, io_pressure_some, io_pressure_full, job_cores, other_cores;
+  std::string pressure_source;      ///< "psi" or "runnable" (what cpu_pressure is), "" when absent
 };
 
 struct ThermalSeries {

@@ -1,4 +1,4 @@
-// sparkops analyze DIR | --log FILE [--thermal FILE] [--html FILE] [--tz ZONE]
+// sparkops analyze DIR | --log FILE [--thermal FILE] [--html FILE] [--tz ZONE] [--step-format T]
 #include "analysis/analyze.h"
 #include "analysis/render.h"
 #include "base/error.h"
@@ -13,12 +13,15 @@ namespace sparkops {
 int CmdAnalyze(Context& ctx, const std::vector<std::string>& args) {
   auto app = NewApp("analyze", "Find sustained step-time slowdowns in a training log and say why "
                                "(thermal, power_cap, pd_degraded, contention, memory_pressure or unknown).");
-  std::string dir, log, thermal, html, tz;
+  std::string dir, log, thermal, html, tz, step_format;
   app->add_option("dir", dir, "run directory written by `sparkops run`");
   app->add_option("--log", log, "a training log (train.log or any framework's output)");
   app->add_option("--thermal", thermal, "thermal CSV (`sparkops sample` or nvidia-smi --query-gpu ... --format=csv)");
   app->add_option("--html", html, "also write the report as one self-contained HTML file");
   app->add_option("--tz", tz, "zone of zone-less timestamps (default: TZ), e.g. UTC, +02:00, Europe/Berlin");
+  app->add_option("--step-format", step_format,
+                  "template for step lines no built-in parser reads, e.g. 'step {step} loss {loss}' "
+                  "(fields: step total loss time ms its throughput lr _ *)");
   if (auto rc = ParseFlags(*app, args, ctx)) return *rc;
   if (dir.empty() == log.empty()) {
     ctx.err << "sparkops analyze: give a run directory or --log FILE (exactly one)\n";
@@ -41,6 +44,14 @@ int CmdAnalyze(Context& ctx, const std::vector<std::string>& args) {
     in.log = log;
   }
   if (!thermal.empty()) in.thermal = thermal;
+  if (!step_format.empty()) {
+    auto t = CompileStepTemplate(step_format);
+    if (!t) {
+      ctx.err << "sparkops analyze: " << t.error().message << "\n";
+      return kExitUsage;
+    }
+    in.step_format = std::move(*t);
+  }
   if (!html.empty()) {
     if (auto same = RefuseOutputOverInput("--html", html, {in.log, in.thermal, in.events, in.meta});
         !same) {

@@ -19,6 +19,7 @@
 #include "memory/ladder.h"
 #include "report/html.h"
 #include "telemetry/peak_recorder.h"
+#include "telemetry/terminal_text.h"
 #include "telemetry/supervisor.h"
 
 namespace sparkops {
@@ -124,6 +125,7 @@ int CmdRun(Context& ctx, const std::vector<std::string>& args) {
   so.grace_s = grace;
   so.use_pty = ::isatty(STDOUT_FILENO) == 1;
   if (guard_config) so.guard = guard::RunGuardOptions{*guard_config, grace};
+  if (!so.use_pty) SetLiveBarEnvironment();  // Rich draws live bars into the pipe (issue #24)
   auto res = Supervise(ctx, *rec, so, [&](pid_t pid) {
     meta["pid"] = pid;
     // argv need not be UTF-8 (a Latin-1 file name): bad bytes become U+FFFD, never an exception.

@@ -83,6 +83,7 @@ Collection CollectAll(const Context& ctx) {
   c.inputs.collectors.push_back(CollectGpu(ctx, c.gpu));
   c.inputs.collectors.push_back(CollectMemory(ctx, c.mem));
   c.inputs.collectors.push_back(CollectPressure(ctx, s.mem_pressure_some_avg10));
+  if (auto h = ReadHostPressure(ctx.fs)) s.host = std::move(h->p);  // cpu/io PSI (issue #24)
   c.inputs.collectors.push_back(CollectWorkloads(ctx, c.gpu, c.inputs.workloads));
   c.inputs.collectors.push_back(CollectPower(ctx, s.power));  // issue 18
   c.inputs.gpus = c.gpu.gpus;

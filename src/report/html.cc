@@ -1,4 +1,5 @@
 #include "report/html.h"
+#include "report/label_rows.h"
 
 #include <algorithm>
 #include <cmath>
@@ -195,6 +196,18 @@ std::string RenderHtmlReport(const AnalysisResult& r) {
       if (!v.empty()) panels.push_back({f.title, f.unit, f.color, Thin(v, 1600), ""});
     }
   }
+  // host contention (issue #24): drawn only when the samples carry it
+  const F host_fields[] = {{"CPU pressure (some avg10; runnable estimate without PSI)", "%", "#862e9c", &ThermalRow::cpu_pressure},
+                           {"I/O pressure (some avg10)", "%", "#5f3dc4", &ThermalRow::io_pressure_some},
+                           {"The job's CPU share", "cores", "#0b7285", &ThermalRow::job_cores},
+                           {"The rest of the host's CPU use", "cores", "#868e96", &ThermalRow::other_cores}};
+  for (const F& f : host_fields) {
+    std::vector<Pt> v;
+    if (r.thermal && time)
+      for (auto& row : r.thermal->rows)
+        if (row.*f.f) v.push_back({static_cast<double>(row.t_ms), *(row.*f.f)});
+    if (!v.empty()) panels.push_back(Panel{f.title, f.unit, f.color, Thin(v, 1600), ""});
+  }
   // x range over everything drawn
   bool any = false;
   for (auto& p : panels)
@@ -232,7 +245,16 @@ std::string RenderHtmlReport(const AnalysisResult& r) {
     svg += fmt::format("<line x1=\"{0:.1f}\" x2=\"{0:.1f}\" y1=\"{1}\" y2=\"{2}\" stroke=\"{3}\" stroke-dasharray=\"2,3\"/>", ax.X(x),
                        top0, top0 + ph, m.kind == kAfterEval ? "#868e96" : "#adb5bd");
   }
-  // slowdown bands across all panels, over the lines (translucent)
+  // slowdown bands across all panels, over the lines (translucent); labels in rows that keep
+  // near episodes' labels apart
+  std::vector<LabelSpan> spans;
+  for (size_t i = 0; i < r.slowdowns.size(); ++i) {
+    const auto& e = r.slowdowns[i];
+    double a = time ? static_cast<double>(e.t0) : static_cast<double>(e.start_step);
+    spans.push_back({std::clamp(ax.X(a), ax.left, ax.left + ax.width) + 4,
+                     LabelWidth(fmt::format("#{} {} {:.2f}x", i + 1, e.cls.cause, e.s.ratio).size())});
+  }
+  const std::vector<int> label_row = LabelRows(spans, 4);
   for (size_t i = 0; i < r.slowdowns.size(); ++i) {
     const auto& e = r.slowdowns[i];
     double a = time ? static_cast<double>(e.t0) : static_cast<double>(e.start_step);
@@ -242,8 +264,8 @@ std::string RenderHtmlReport(const AnalysisResult& r) {
     const char* c = CauseColor(e.cls.cause);
     svg += fmt::format("<rect x=\"{:.1f}\" y=\"{}\" width=\"{:.1f}\" height=\"{:.1f}\" fill=\"{}\" class=\"band\"/>", xa, top0 - 4,
                        std::max(2.0, xb - xa), bottom - top0 + 4, c);
-    svg += fmt::format("<text x=\"{:.1f}\" y=\"{}\" fill=\"{}\" class=\"bl\">#{} {} {:.2f}×</text>", xa + 4, top0 + 14, c, i + 1,
-                       Esc(e.cls.cause), e.s.ratio);
+    svg += fmt::format("<text x=\"{:.1f}\" y=\"{}\" fill=\"{}\" class=\"bl\">#{} {} {:.2f}×</text>", xa + 4,
+                       top0 + 14 + 13 * label_row[i], c, i + 1, Esc(e.cls.cause), e.s.ratio);
   }
   for (int t = 0; t <= 6; ++t) {
     double x = ax.x0 + (ax.x1 - ax.x0) * t / 6.0;

@@ -41,6 +41,13 @@ const std::vector<MetricFamily>& MetricFamilies() {
       {"sparkops_memory_swap_used_bytes", "gauge", "SwapTotal - SwapFree, bytes."},
       {"sparkops_memory_pressure_some_avg10_ratio", "gauge",
        "Memory pressure stall, some tasks, 10 s average (/proc/pressure/memory), 0 to 1."},
+      // host contention (issue #24): node_exporter's pressure collector names, sparkops_ prefix
+      {"sparkops_pressure_cpu_waiting_seconds_total", "counter",
+       "Total time in seconds that processes have waited for CPU time (/proc/pressure/cpu some total)."},
+      {"sparkops_pressure_io_waiting_seconds_total", "counter",
+       "Total time in seconds that processes have waited due to IO congestion (/proc/pressure/io some total)."},
+      {"sparkops_pressure_io_stalled_seconds_total", "counter",
+       "Total time in seconds no process could make progress due to IO congestion (/proc/pressure/io full total)."},
       {"sparkops_workload_running", "gauge", "1 for each classified ML process (labels kind, pid, verdict)."},
       {"sparkops_workload_pool_bytes", "gauge", "A classified ML process's use of the memory pool, bytes."},
       {"sparkops_preflight_status", "gauge",
@@ -184,6 +191,11 @@ std::string RenderMetrics(const ExporterInputs& in) {
     if (s.mem) AddMemory(b, *s.mem);
     if (s.mem_pressure_some_avg10)
       b.Add("sparkops_memory_pressure_some_avg10_ratio", {}, *s.mem_pressure_some_avg10 / 100.0);
+    if (s.host) {  // host contention (issue #24): PSI only, never the runnable estimate
+      if (s.host->cpu_some_total_s) b.Add("sparkops_pressure_cpu_waiting_seconds_total", {}, *s.host->cpu_some_total_s);
+      if (s.host->io_some_total_s) b.Add("sparkops_pressure_io_waiting_seconds_total", {}, *s.host->io_some_total_s);
+      if (s.host->io_full_total_s) b.Add("sparkops_pressure_io_stalled_seconds_total", {}, *s.host->io_full_total_s);
+    }
     b.Add("sparkops_sample_timestamp_seconds", {}, UnixSeconds(s.time));
     if (s.power)  // issue 18 (report/power_metrics.h)
       for (const MetricPoint& m : PowerMetricPoints(*s.power)) b.Add(m.family, m.labels, m.value);

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "base/strings.h"
 #include "telemetry/power_csv.h"
 #include "telemetry/reasons.h"
@@ -22,9 +24,11 @@ const std::vector<std::string>& CsvColumns() {
       "timestamp",         "gpu_temp_c",        "power_w",        "power_limit_w",  "sm_clock_mhz",
       "clock_event_reasons", "throttle",        "mem_total_gib",  "mem_available_gib", "page_cache_gib",
       "swap_used_gib",     "mem_pressure_some_avg10", "sm_clock_max_mhz", "gpu_util_pct", "energy_j",
-      "gpu_attributed_gib", "mem_free_gib",     "event"};
+      "gpu_attributed_gib", "mem_free_gib",     "event",
+      // host contention (issue #24), appended
+      "cpu_pressure_pct", "io_pressure_some_pct", "io_pressure_full_pct", "pressure_source", "job_cores", "other_cores"};
   static const bool power_added = [] {  // issue 18: the power columns, before `event`
-    c.insert(c.end() - 1, PowerCsvColumns().begin(), PowerCsvColumns().end());
+    c.insert(std::find(c.begin(), c.end(), "event"), PowerCsvColumns().begin(), PowerCsvColumns().end());
     return true;
   }();
   (void)power_added;
@@ -67,6 +71,12 @@ std::string CsvRow(const Sample& s) {
   };
   auto power = PowerCsvCells(s.power ? &*s.power : nullptr);  // issue 18, before `event`
   cells.insert(cells.end() - 1, power.begin(), power.end());
+  // host contention (issue #24), appended
+  const HostPressure no_host;
+  const HostPressure& h = s.host ? *s.host : no_host;
+  for (std::string c : {Cell(h.cpu_some, "{:.2f}"), Cell(h.io_some, "{:.2f}"), Cell(h.io_full, "{:.2f}"), h.source,
+                        Cell(s.job_cores, "{:.2f}"), Cell(s.other_cores, "{:.2f}")})
+    cells.push_back(std::move(c));
   return Join(cells, ",") + "\n";
 }
 

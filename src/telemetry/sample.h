@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "base/timefmt.h"
+#include "host/cpu_pressure.h"
 #include "host/gpu.h"
 #include "host/meminfo.h"
 #include "host/power_rails.h"
@@ -26,6 +27,10 @@ struct Sample {
   /// Power rails, limits, PROCHOT, CPU/SoC temperatures (spbm hwmon, thermal zones); absent when
   /// nothing was readable.
   std::optional<PowerReading> power;
+  // Host contention (issue #24; host/cpu_pressure.h, telemetry/job_tree.h), appended.
+  std::optional<HostPressure> host;   ///< CPU / I/O pressure; absent when neither PSI nor /proc/stat reads
+  std::optional<double> job_cores;    ///< `run`: CPU cores the job's process tree used since the last sample
+  std::optional<double> other_cores;  ///< `run`: CPU cores the rest of the host used over the same time
 };
 
 }  // namespace sparkops

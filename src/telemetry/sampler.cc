@@ -34,6 +34,7 @@ Sample Sampler::Take() {
     energy_.Update(pr, std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count());
     s.power = std::move(pr);
   }
+  if (auto h = ReadHostPressure(ctx_.fs)) s.host = std::move(h->p);  // issue #24
   return s;
 }
 

@@ -1,4 +1,5 @@
 #include "telemetry/supervisor.h"
+#include "telemetry/job_tree.h"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -165,13 +166,16 @@ Result<SuperviseResult> Supervise(const Context& ctx, RunRecorder& rec, const Su
     Sampler sampler(ctx);
     EventDetector detector;
     ProcessWatch watch(ctx, rec, child->pid);
+    JobContention contention(static_cast<uint32_t>(child->pid), static_cast<uint32_t>(::getpid()));  // issue #24
     LoopOptions lo;
     lo.interval_s = o.interval_s;
     uint64_t pending_lost = 0;  // rows lost since the last one written: marked on the next
-    (void)SampleLoop(sampler, detector, lo, StopFlags{nullptr, &stop}, [&](const Sample& s) -> Result<void> {
-      Sample row = s;
-      if (pending_lost > 0) row.events.push_back("rows_lost:" + std::to_string(pending_lost));
-      auto w = rec.Thermal(row);
+    (void)SampleLoop(sampler, detector, lo, StopFlags{nullptr, &stop}, [&](const Sample& taken) -> Result<void> {
+      Sample s = taken;
+      auto hot = contention.Fill(ctx.fs, s);
+      if (pending_lost > 0) s.events.push_back("rows_lost:" + std::to_string(pending_lost));
+      auto w = rec.Thermal(s);
+      if (hot) (void)rec.Event(s.time, "host_contention", *hot);
       if (!w) {
         ++pending_lost;
         writes.Failed(w.error().message, /*row=*/true);

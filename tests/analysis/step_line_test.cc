@@ -10,6 +10,7 @@
 
 #include "analysis/step_line.h"
 #include "analysis/step_line_detail.h"
+#include "step_expect.h"
 
 namespace sparkops {
 namespace {
@@ -106,24 +107,10 @@ const Case kCases[] = {
     {"warning", "UserWarning: Found GPU0 NVIDIA GB10 which is of cuda capability 12.1.", K::kNone, "", {}, {}, {}, {}, ""},
 };
 
-void ExpectNear(const std::optional<double>& got, const std::optional<double>& want, const char* what, const char* name) {
-  ASSERT_EQ(got.has_value(), want.has_value()) << name << ": " << what;
-  if (want) {
-    EXPECT_NEAR(*got, *want, std::fabs(*want) * 1e-4 + 1e-9) << name << ": " << what;
-  }
-}
-
 TEST(StepLine, EveryFormatTable) {
   for (const Case& c : kCases) {
     StepLine l = ParseStepLine(c.line);
-    EXPECT_EQ(l.kind, c.kind) << c.name;
-    if (c.kind != K::kNone) {
-      EXPECT_STREQ(l.format, c.format) << c.name;
-    }
-    EXPECT_EQ(l.step, c.step) << c.name;
-    ExpectNear(l.step_time_s, c.step_time_s, "step_time_s", c.name);
-    ExpectNear(l.throughput, c.throughput, "throughput", c.name);
-    ExpectNear(l.loss, c.loss, "loss", c.name);
+    testing::ExpectStepLine(l, c, c.name);
     EXPECT_EQ(l.timestamp, c.timestamp) << c.name;
   }
 }

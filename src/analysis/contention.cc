@@ -1,0 +1,137 @@
+#include "analysis/contention.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <optional>
+
+#include "analysis/step_line.h"
+
+namespace sparkops {
+
+namespace {
+constexpr std::string_view kNames[] = {"cpu_pressure_pct", "io_pressure_some_pct", "io_pressure_full_pct",
+                                       "job_cores", "other_cores", "pressure_source"};
+using Field = std::optional<double> ThermalRow::*;
+constexpr Field kFields[] = {&ThermalRow::cpu_pressure, &ThermalRow::io_pressure_some, &ThermalRow::io_pressure_full,
+                             &ThermalRow::job_cores, &ThermalRow::other_cores};
+
+std::optional<double> Median(const std::vector<const ThermalRow*>& rows, Field f) {
+  std::vector<double> v;
+  for (auto* r : rows)
+    if (r->*f) v.push_back(*(r->*f));
+  if (v.empty()) return std::nullopt;
+  std::nth_element(v.begin(), v.begin() + static_cast<long>(v.size() / 2), v.end());
+  return v[v.size() / 2];
+}
+
+/// "pid 4121 `sha256sum /dev/zero` 1.0 cores" for the top consumers the span's host_contention
+/// events named (each pid once, at its highest figure; the three highest).
+std::string TopConsumers(const std::vector<RunEvent>& events, int64_t t0, int64_t t1, const char* kind) {
+  struct Top {
+    std::string text;
+    double key = 0;
+  };
+  std::map<int64_t, Top> by_pid;
+  for (const RunEvent& e : events) {
+    if (e.type != "host_contention" || e.t_ms < t0 || e.t_ms > t1) continue;
+    auto top = e.record.find("top");
+    if (top == e.record.end() || !top->is_array()) continue;
+    for (const auto& p : *top) {
+      if (!p.is_object() || !p.contains("pid") || !p["pid"].is_number_integer()) continue;
+      const double cores = p.contains("cores") && p["cores"].is_number() ? p["cores"].get<double>() : 0;
+      const double io = p.contains("io_bytes_per_s") && p["io_bytes_per_s"].is_number() ? p["io_bytes_per_s"].get<double>() : -1;
+      const double key = std::string_view(kind) == "io" && io >= 0 ? io : cores;
+      Top& t = by_pid[p["pid"].get<int64_t>()];
+      if (!t.text.empty() && key <= t.key) continue;
+      std::string cmd = p.contains("cmdline") && p["cmdline"].is_string() ? p["cmdline"].get<std::string>() : "";
+      if (cmd.empty() && p.contains("comm") && p["comm"].is_string()) cmd = p["comm"].get<std::string>();
+      t.key = key;
+      t.text = fmt::format("pid {} `{}` {:.1f} cores{}", p["pid"].get<int64_t>(), cmd, cores,
+                           io >= 0 ? fmt::format(", {:.1f} MB/s I/O", io / 1e6) : "");
+    }
+  }
+  std::vector<Top> v;
+  for (auto& [pid, t] : by_pid) v.push_back(t);
+  std::stable_sort(v.begin(), v.end(), [](const Top& a, const Top& b) { return a.key > b.key; });
+  std::string out;
+  for (size_t i = 0; i < v.size() && i < 3; ++i) out += (i ? ", " : "") + v[i].text;
+  return out;
+}
+}  // namespace
+
+int ContentionColumn(std::string_view lower_name) {
+  for (size_t i = 0; i < std::size(kNames); ++i)
+    if (lower_name == kNames[i]) return kContentionColumn0 + static_cast<int>(i);
+  return 0;
+}
+
+std::string SetContentionCell(ThermalRow& r, int code, std::string_view v) {
+  const size_t i = static_cast<size_t>(code - kContentionColumn0);
+  if (i >= std::size(kNames)) return "unknown column";
+  if (i == std::size(kFields)) {  // pressure_source
+    if (v != "psi" && v != "runnable") return "'" + std::string(v) + "' (expected psi or runnable)";
+    r.pressure_source = std::string(v);
+    return "";
+  }
+  size_t used = 0;
+  auto num = ParseNumberPrefix(v, &used);
+  if (!num || used != v.size() || !std::isfinite(*num) || *num < 0 || (i < 3 && *num > 100) || *num > 1e6)
+    return "'" + std::string(v) + "' is not a " + (i < 3 ? "percentage" : "core count");
+  r.*kFields[i] = *num;
+  return "";
+}
+
+std::vector<ContentionFinding> FindHostContention(const std::vector<const ThermalRow*>& before,
+                                                  const std::vector<const ThermalRow*>& span,
+                                                  const std::vector<RunEvent>& events, int64_t t0, int64_t t1,
+                                                  std::vector<std::string>* ruled) {
+  std::vector<ContentionFinding> out;
+  std::string source;
+  for (auto* r : span)
+    if (!r->pressure_source.empty()) source = r->pressure_source;
+  const char* what = source == "runnable" ? " (estimated from runnable tasks: no PSI)" : "";
+  // The job's share of the CPUs and the rest of the host's, before and over the span.
+  auto jb = Median(before, &ThermalRow::job_cores), js = Median(span, &ThermalRow::job_cores);
+  auto ob = Median(before, &ThermalRow::other_cores), os = Median(span, &ThermalRow::other_cores);
+  std::string share;
+  if (jb && js) share += fmt::format("; the job's share went from {:.1f} to {:.1f} cores", *jb, *js);
+  if (ob && os) share += fmt::format("; the rest of the host from {:.1f} to {:.1f} cores", *ob, *os);
+  struct Kind {
+    const char* cause;
+    const char* label;
+    Field f;
+    const char* top;
+  };
+  for (const Kind& k : {Kind{"cpu_contention", "CPU pressure", &ThermalRow::cpu_pressure, "cpu"},
+                        Kind{"io_contention", "I/O pressure", &ThermalRow::io_pressure_some, "io"}}) {
+    auto b = Median(before, k.f), s = Median(span, k.f);
+    if (!s) {
+      ruled->push_back(fmt::format("{}: {} not recorded over this span{}", k.cause, k.label,
+                                   std::string_view(k.cause) == "io_contention" && source == "runnable"
+                                       ? " (no PSI: I/O pressure cannot be estimated)"
+                                       : ""));
+      continue;
+    }
+    const double base = b.value_or(0);
+    if (*s < kPressureHighPct || *s < base + kPressureRisePct) {
+      ruled->push_back(fmt::format("{}: {} {:.0f} % over the span{} ({} needs ≥ {:.0f} % and +{:.0f} points)", k.cause,
+                                   k.label, *s, b ? fmt::format(", {:.0f} % before", *b) : "", k.cause,
+                                   kPressureHighPct, kPressureRisePct));
+      continue;
+    }
+    ContentionFinding f{k.cause, {}};
+    f.evidence.push_back(fmt::format("{} {:.0f} % over the span{}{}{}", k.label, *s,
+                                     b ? fmt::format(" ({:.0f} % before)", *b) : "", what, share));
+    std::string top = TopConsumers(events, t0, t1, k.top);
+    f.evidence.push_back(top.empty() ? "outside the job: no top-consumer record in the span (run records them when pressure "
+                                       "passes its threshold; `sample` does not)"
+                                     : "outside the job: " + top);
+    out.push_back(std::move(f));
+  }
+  return out;
+}
+
+}  // namespace sparkops

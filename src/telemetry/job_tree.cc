@@ -1,0 +1,174 @@
+#include "telemetry/job_tree.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <charconv>
+
+#include <unistd.h>
+
+#include "base/strings.h"
+
+namespace sparkops {
+
+Result<ProcCpu> ParseProcCpu(std::string_view stat) {
+  ProcCpu p;
+  const size_t open = stat.find('('), close = stat.rfind(')');
+  if (open == std::string_view::npos || close == std::string_view::npos || close < open)
+    return InputError("stat: no (comm) field");
+  auto pid = ParseUint(Trim(stat.substr(0, open)));
+  if (!pid || *pid > UINT32_MAX) return InputError("stat: field 1 (pid): not a pid");
+  p.pid = static_cast<uint32_t>(*pid);
+  p.comm = std::string(stat.substr(open + 1, close - open - 1));
+  // Fields 3.. after ") ": state ppid pgrp session tty tpgid flags minflt cminflt majflt cmajflt
+  // utime stime cutime cstime priority nice threads itrealvalue starttime
+  std::string_view rest = stat.substr(close + 1);
+  uint64_t f[20] = {};
+  size_t n = 0;
+  for (size_t i = 0; i < rest.size() && n < 20;) {
+    while (i < rest.size() && rest[i] == ' ') ++i;
+    size_t b = i;
+    while (i < rest.size() && rest[i] != ' ' && rest[i] != '\n') ++i;
+    if (i == b) break;
+    std::string_view w = rest.substr(b, i - b);
+    if (n == 0) {  // state: a letter
+      ++n;
+      continue;
+    }
+    int64_t v = 0;
+    auto [q, ec] = std::from_chars(w.data(), w.data() + w.size(), v);
+    if (ec != std::errc() || q != w.data() + w.size())
+      return InputError(fmt::format("stat: field {}: not a number: '{}'", n + 3, w));
+    f[n++] = static_cast<uint64_t>(v < 0 ? 0 : v);
+  }
+  if (n < 20) return InputError(fmt::format("stat: {} fields after comm, need 20", n));
+  p.ppid = static_cast<uint32_t>(f[1]);
+  if (f[11] > UINT64_MAX / 2 || f[12] > UINT64_MAX / 2) return InputError("stat: utime/stime out of range");
+  p.ticks = f[11] + f[12];
+  p.start_ticks = f[19];
+  return p;
+}
+
+std::vector<uint32_t> TreeOf(uint32_t root, const std::vector<ProcCpu>& procs) {
+  std::unordered_map<uint32_t, std::vector<uint32_t>> children;
+  for (const ProcCpu& p : procs)
+    if (p.pid != p.ppid) children[p.ppid].push_back(p.pid);
+  std::vector<uint32_t> tree{root}, todo{root};
+  while (!todo.empty()) {
+    uint32_t q = todo.back();
+    todo.pop_back();
+    auto it = children.find(q);
+    if (it == children.end()) continue;
+    for (uint32_t c : it->second) {
+      if (std::find(tree.begin(), tree.end(), c) != tree.end()) continue;  // a cycle in a hostile table
+      tree.push_back(c);
+      todo.push_back(c);
+    }
+  }
+  std::sort(tree.begin(), tree.end());
+  return tree;
+}
+
+JobCpuTracker::JobCpuTracker(uint32_t root, uint32_t self, double ticks_per_s)
+    : root_(root), self_(self), hz_(ticks_per_s > 0 ? ticks_per_s : 100) {}
+
+std::optional<CpuShare> JobCpuTracker::Update(const HostFs& fs, std::chrono::steady_clock::time_point now, size_t top_n) {
+  auto dirs = fs.List("/proc");
+  if (!dirs) return std::nullopt;
+  std::vector<ProcCpu> table;
+  table.reserve(dirs->size());
+  for (const std::string& d : *dirs) {
+    if (d.empty() || d.size() > 10 || !std::all_of(d.begin(), d.end(), [](char c) { return c >= '0' && c <= '9'; })) continue;
+    auto text = fs.Read("/proc/" + d + "/stat", 4096);
+    if (!text) continue;  // gone since the listing
+    if (auto p = ParseProcCpu(*text)) table.push_back(std::move(*p));
+  }
+  auto share = Update(table, now, top_n);
+  if (share)
+    for (Consumer& c : share->top_outside)
+      if (auto cmd = fs.Read("/proc/" + std::to_string(c.pid) + "/cmdline", 4096)) {
+        std::string s = *cmd;
+        std::replace(s.begin(), s.end(), '\0', ' ');
+        c.cmdline = std::string(Trim(s)).substr(0, 120);
+      }
+  return share;
+}
+
+std::optional<CpuShare> JobCpuTracker::Update(const std::vector<ProcCpu>& table, std::chrono::steady_clock::time_point now,
+                                              size_t top_n) {
+  std::unordered_map<uint32_t, std::pair<uint64_t, uint64_t>> cur;
+  cur.reserve(table.size());
+  for (const ProcCpu& p : table) cur[p.pid] = {p.start_ticks, p.ticks};
+  const bool primed = last_.has_value();
+  const double dt = primed ? std::chrono::duration<double>(now - *last_).count() : 0;
+  if (primed && dt < 0.2) return std::nullopt;
+  std::optional<CpuShare> out;
+  if (primed) {
+    CpuShare s;
+    const std::vector<uint32_t> tree = TreeOf(root_, table);
+    for (const ProcCpu& p : table) {
+      if (p.pid == self_) continue;
+      auto it = prev_.find(p.pid);
+      // a process new since the last call (or a reused pid) used all its time in the interval
+      const uint64_t before = it != prev_.end() && it->second.first == p.start_ticks && it->second.second <= p.ticks
+                                  ? it->second.second
+                                  : 0;
+      const double cores = static_cast<double>(p.ticks - before) / hz_ / dt;
+      if (it == prev_.end() && cores > 64) continue;  // started long before the first look: unknown
+      if (std::binary_search(tree.begin(), tree.end(), p.pid)) {
+        s.job_cores += cores;
+        ++s.job_procs;
+      } else {
+        s.other_cores += cores;
+        if (cores >= 0.05) s.top_outside.push_back({p.pid, p.comm, "", cores});
+      }
+    }
+    std::sort(s.top_outside.begin(), s.top_outside.end(), [](const Consumer& a, const Consumer& b) { return a.cores > b.cores; });
+    if (s.top_outside.size() > top_n) s.top_outside.resize(top_n);
+    out = std::move(s);
+  }
+  prev_ = std::move(cur);
+  last_ = now;
+  return out;
+}
+
+std::optional<nlohmann::ordered_json> ContentionEvent(const HostPressure& p, const std::optional<CpuShare>& share,
+                                                      std::chrono::steady_clock::time_point now,
+                                                      std::optional<std::chrono::steady_clock::time_point>* last,
+                                                      const ContentionWatchOptions& o) {
+  const bool cpu = p.cpu_some && *p.cpu_some >= o.cpu_pct;
+  const bool io = p.io_some && *p.io_some >= o.io_pct;
+  if (!cpu && !io) return std::nullopt;
+  if (*last && std::chrono::duration<double>(now - **last).count() < o.min_gap_s) return std::nullopt;
+  *last = now;
+  nlohmann::ordered_json j;
+  j["pressure"] = cpu && io ? "cpu+io" : cpu ? "cpu" : "io";
+  j["source"] = p.source;
+  if (p.cpu_some) j["cpu_pressure_pct"] = *p.cpu_some;
+  if (p.io_some) j["io_pressure_some_pct"] = *p.io_some;
+  if (p.io_full) j["io_pressure_full_pct"] = *p.io_full;
+  if (share) {
+    j["job_cores"] = share->job_cores;
+    j["other_cores"] = share->other_cores;
+    j["top"] = nlohmann::ordered_json::array();
+    for (const Consumer& c : share->top_outside)
+      j["top"].push_back({{"pid", c.pid}, {"comm", c.comm}, {"cmdline", c.cmdline}, {"cores", c.cores}});
+  }
+  return j;
+}
+
+JobContention::JobContention(uint32_t job_pid, uint32_t self_pid)
+    : tracker_(job_pid, self_pid, static_cast<double>(::sysconf(_SC_CLK_TCK))) {}
+
+std::optional<nlohmann::ordered_json> JobContention::Fill(const HostFs& fs, Sample& s) {
+  const auto now = std::chrono::steady_clock::now();
+  auto share = tracker_.Update(fs, now);
+  if (share) {
+    s.job_cores = share->job_cores;
+    s.other_cores = share->other_cores;
+  }
+  if (!s.host) return std::nullopt;
+  return ContentionEvent(*s.host, share, now, &last_event_);
+}
+
+}  // namespace sparkops

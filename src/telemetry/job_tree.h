@@ -1,0 +1,91 @@
+#pragma once
+/// The job's process tree and its share of the CPUs, for `run` (issue #24): every sample reads
+/// /proc/*/stat, links processes by ppid (dataloader workers and other descendants count as the
+/// job), and turns the CPU time each used since the last sample into cores. When CPU or I/O
+/// pressure passes a threshold, a `host_contention` event names the top consumers outside the
+/// job (at most one event per `min_gap_s`).
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "base/error.h"
+#include "host/cpu_pressure.h"
+#include "host/hostfs.h"
+#include "telemetry/sample.h"
+
+namespace sparkops {
+
+/// The /proc/PID/stat fields used here.
+struct ProcCpu {
+  uint32_t pid = 0, ppid = 0;
+  uint64_t ticks = 0;        ///< utime + stime (fields 14 + 15), clock ticks
+  uint64_t start_ticks = 0;  ///< field 22: tells a reused pid from the process seen before
+  std::string comm;
+};
+/// Pure: one /proc/PID/stat text. comm is found by the last ')'. Error naming the field.
+Result<ProcCpu> ParseProcCpu(std::string_view stat);
+/// Pure: `root` and every descendant of it by ppid links, sorted.
+std::vector<uint32_t> TreeOf(uint32_t root, const std::vector<ProcCpu>& procs);
+
+struct Consumer {
+  uint32_t pid = 0;
+  std::string comm, cmdline;  ///< cmdline cut to 120 bytes ("" when unreadable)
+  double cores = 0;
+};
+struct CpuShare {
+  double job_cores = 0, other_cores = 0;  ///< CPU time used since the last call / wall time
+  size_t job_procs = 0;
+  std::vector<Consumer> top_outside;      ///< the highest `other` consumers, highest first
+};
+
+class JobCpuTracker {
+ public:
+  /// `root`: the job's pid; `self`: sparkops' own pid (counted neither as job nor as others).
+  JobCpuTracker(uint32_t root, uint32_t self, double ticks_per_s);
+  /// Reads /proc/*/stat under `fs`. The first call only primes the counters (nullopt); so does
+  /// a call less than 0.2 s after the last one. `top_n` consumers outside the job are listed.
+  std::optional<CpuShare> Update(const HostFs& fs, std::chrono::steady_clock::time_point now, size_t top_n = 3);
+  /// Pure core of Update: the same from an already-read table.
+  std::optional<CpuShare> Update(const std::vector<ProcCpu>& table, std::chrono::steady_clock::time_point now, size_t top_n = 3);
+
+ private:
+  uint32_t root_, self_;
+  double hz_;
+  std::unordered_map<uint32_t, std::pair<uint64_t, uint64_t>> prev_;  ///< pid -> (start_ticks, ticks)
+  std::optional<std::chrono::steady_clock::time_point> last_;
+};
+
+/// Decides when a sample's pressure is worth a `host_contention` event and builds it.
+struct ContentionWatchOptions {
+  double cpu_pct = 20.0;  ///< CPU pressure (some avg10, or the runnable estimate) at or above
+  double io_pct = 20.0;   ///< I/O pressure (some avg10) at or above
+  double min_gap_s = 5.0; ///< at most one event per this many seconds
+};
+/// The event's fields (without time/type), or nullopt when nothing passes or the last event was
+/// too recent (`last` is updated when an event is made).
+std::optional<nlohmann::ordered_json> ContentionEvent(const HostPressure& p, const std::optional<CpuShare>& share,
+                                                      std::chrono::steady_clock::time_point now,
+                                                      std::optional<std::chrono::steady_clock::time_point>* last,
+                                                      const ContentionWatchOptions& o = {});
+
+/// What `run` adds to each sample: the job's and the others' cores, and the host_contention
+/// event to record, if any. One per run (sampler thread only).
+class JobContention {
+ public:
+  JobContention(uint32_t job_pid, uint32_t self_pid);
+  /// Sets s.job_cores / s.other_cores (from the second sample on); returns the event fields
+  /// to record as `host_contention`, if the sample's pressure calls for one.
+  std::optional<nlohmann::ordered_json> Fill(const HostFs& fs, Sample& s);
+
+ private:
+  JobCpuTracker tracker_;
+  std::optional<std::chrono::steady_clock::time_point> last_event_;
+};
+
+}  // namespace sparkops

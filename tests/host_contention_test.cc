@@ -1,0 +1,196 @@
+// Host contention sampling (issue #24): PSI cpu/io with the /proc/stat fallback, the job's process
+// tree and CPU share from /proc/*/stat, and the host_contention events; fixture trees written by
+// the test (PSI present, absent, malformed).
+#include <gtest/gtest.h>
+
+#include <time.h>
+#include <unistd.h>
+
+#include <chrono>
+
+#include "host/cpu_pressure.h"
+#include "telemetry/csv.h"
+#include "telemetry/job_tree.h"
+#include "test_util.h"
+
+namespace sparkops {
+namespace {
+
+using testing::TempDir;
+using Clock = std::chrono::steady_clock;
+
+const char* kStat =
+    "cpu  100 0 100 1000 0 0 0 0 0 0\ncpu0 50 0 50 500 0 0 0 0 0 0\ncpu1 50 0 50 500 0 0 0 0 0 0\n"
+    "intr 1 2 3\nctxt 99\nbtime 1700000000\nprocesses 1234\nprocs_running 6\nprocs_blocked 1\n";
+
+TEST(HostPressure, ParsersTable) {
+  EXPECT_DOUBLE_EQ(*ParseLoadAvg("0.52 0.58 0.59 3/1042 12345\n"), 0.52);
+  EXPECT_FALSE(ParseLoadAvg(""));
+  EXPECT_FALSE(ParseLoadAvg("nan 1 1 1/1 1"));
+  EXPECT_NE(ParseLoadAvg("x 1").error().message.find("load1"), std::string::npos);
+  auto r = ParseRunnable(kStat);
+  ASSERT_TRUE(r) << r.error().message;
+  EXPECT_EQ(r->running, 6u);
+  EXPECT_EQ(r->cpus, 2u);
+  EXPECT_FALSE(ParseRunnable("cpu0 1 2 3\n"));                     // no procs_running
+  EXPECT_FALSE(ParseRunnable("procs_running 3\n"));                // no cpuN lines
+  EXPECT_FALSE(ParseRunnable("cpu0 1\nprocs_running -3\n"));       // not a count
+  EXPECT_DOUBLE_EQ(RunnableWaitingPct(6, 2), 100.0 * 4 / 6);
+  EXPECT_DOUBLE_EQ(RunnableWaitingPct(2, 4), 0.0);
+  EXPECT_DOUBLE_EQ(RunnableWaitingPct(0, 0), 0.0);
+}
+
+TEST(HostPressure, PsiPresent) {
+  TempDir root;
+  root.Write("proc/pressure/cpu", "some avg10=71.50 avg60=40.00 avg300=10.00 total=123456\nfull avg10=0.00 avg60=0.00 avg300=0.00 total=0\n");
+  root.Write("proc/pressure/io", "some avg10=12.25 avg60=1.00 avg300=0.50 total=999\nfull avg10=8.00 avg60=0.50 avg300=0.25 total=500\n");
+  root.Write("proc/stat", kStat);
+  root.Write("proc/loadavg", "3.10 2.00 1.00 6/400 4242\n");
+  auto r = ReadHostPressure(HostFs(root.path()));
+  ASSERT_TRUE(r) << r.error().message;
+  EXPECT_EQ(r->p.source, "psi");
+  EXPECT_DOUBLE_EQ(*r->p.cpu_some, 71.5);
+  EXPECT_DOUBLE_EQ(*r->p.io_some, 12.25);
+  EXPECT_DOUBLE_EQ(*r->p.io_full, 8.0);
+  EXPECT_DOUBLE_EQ(*r->p.load1, 3.1);
+  EXPECT_EQ(*r->p.runnable, 6u);
+  EXPECT_TRUE(r->note.empty());
+}
+
+TEST(HostPressure, PsiAbsentFallsBackToRunnableAndSaysSo) {
+  TempDir root;
+  root.Write("proc/stat", kStat);
+  root.Write("proc/loadavg", "3.10 2.00 1.00 6/400 4242\n");
+  auto r = ReadHostPressure(HostFs(root.path()));
+  ASSERT_TRUE(r) << r.error().message;
+  EXPECT_EQ(r->p.source, "runnable");
+  EXPECT_NEAR(*r->p.cpu_some, 66.67, 0.01);
+  EXPECT_FALSE(r->p.io_some);  // not estimable without PSI: absent, not 0
+  EXPECT_NE(r->note.find("no PSI"), std::string::npos) << r->note;
+}
+
+TEST(HostPressure, PsiMalformedFallsBackNamingTheFile) {
+  TempDir root;
+  root.Write("proc/pressure/cpu", "some avg10=abc avg60=1 avg300=1 total=1\n");
+  root.Write("proc/stat", kStat);
+  auto r = ReadHostPressure(HostFs(root.path()));
+  ASSERT_TRUE(r) << r.error().message;
+  EXPECT_EQ(r->p.source, "runnable");
+  EXPECT_NE(r->note.find("pressure/cpu"), std::string::npos) << r->note;
+  EXPECT_FALSE(r->p.load1);  // no /proc/loadavg in this tree
+  TempDir empty;
+  EXPECT_FALSE(ReadHostPressure(HostFs(empty.path())));
+}
+
+std::string StatLine(uint32_t pid, const std::string& comm, uint32_t ppid, uint64_t utime, uint64_t stime, uint64_t start) {
+  return std::to_string(pid) + " (" + comm + ") S " + std::to_string(ppid) + " 1 1 0 -1 4194304 10 0 0 0 " +
+         std::to_string(utime) + " " + std::to_string(stime) + " 0 0 20 0 1 0 " + std::to_string(start) +
+         " 1000 100 18446744073709551615\n";
+}
+
+TEST(JobTree, ParseProcCpuAndTree) {
+  auto p = ParseProcCpu(StatLine(42, "py ) worker", 7, 150, 50, 9000));
+  ASSERT_TRUE(p) << p.error().message;
+  EXPECT_EQ(p->pid, 42u);
+  EXPECT_EQ(p->ppid, 7u);
+  EXPECT_EQ(p->comm, "py ) worker");
+  EXPECT_EQ(p->ticks, 200u);
+  EXPECT_EQ(p->start_ticks, 9000u);
+  EXPECT_FALSE(ParseProcCpu("42 (x) S 1 2"));
+  EXPECT_FALSE(ParseProcCpu("x (y) S 1 1 1 0 -1 0 0 0 0 0 a 0 0 0 20 0 1 0 1 1 1"));
+  std::vector<ProcCpu> t = {{1, 0, 0, 0, "init"}, {10, 1, 0, 0, "job"}, {11, 10, 0, 0, "worker"},
+                            {12, 11, 0, 0, "worker2"}, {20, 1, 0, 0, "hog"}, {30, 30, 0, 0, "self-parent"}};
+  EXPECT_EQ(TreeOf(10, t), (std::vector<uint32_t>{10, 11, 12}));
+  EXPECT_EQ(TreeOf(30, t), (std::vector<uint32_t>{30}));
+}
+
+TEST(JobTree, CoresFromTicksBetweenUpdates) {
+  JobCpuTracker tr(10, 99, 100.0);
+  auto t0 = Clock::now();
+  std::vector<ProcCpu> a = {{10, 1, 100, 5, "job"}, {11, 10, 50, 6, "loader"}, {20, 1, 0, 7, "sha256sum"},
+                            {99, 1, 0, 8, "sparkops"}};
+  EXPECT_FALSE(tr.Update(a, t0));  // primes
+  std::vector<ProcCpu> b = {{10, 1, 250, 5, "job"}, {11, 10, 100, 6, "loader"}, {20, 1, 200, 7, "sha256sum"},
+                            {99, 1, 500, 8, "sparkops"}, {21, 1, 100, 9, "new"}};
+  auto s = tr.Update(b, t0 + std::chrono::seconds(2));
+  ASSERT_TRUE(s);
+  EXPECT_NEAR(s->job_cores, (150 + 50) / 100.0 / 2, 1e-9);    // 1.0 core over the job's two processes
+  EXPECT_NEAR(s->other_cores, (200 + 100) / 100.0 / 2, 1e-9);  // sparkops itself counts as neither
+  EXPECT_EQ(s->job_procs, 2u);
+  ASSERT_EQ(s->top_outside.size(), 2u);
+  EXPECT_EQ(s->top_outside[0].pid, 20u);
+  EXPECT_NEAR(s->top_outside[0].cores, 1.0, 1e-9);
+  // a pid reused by a new process (another start time) is not a negative delta
+  std::vector<ProcCpu> c = {{10, 1, 250, 5, "job"}, {20, 1, 10, 77, "other"}};
+  auto u = tr.Update(c, t0 + std::chrono::seconds(3));
+  ASSERT_TRUE(u);
+  EXPECT_NEAR(u->other_cores, 0.1, 1e-9);
+  EXPECT_NEAR(u->job_cores, 0.0, 1e-9);
+}
+
+TEST(JobTree, ContentionEventsAreRateLimited) {
+  HostPressure p;
+  p.source = "psi";
+  p.cpu_some = 55;
+  p.io_some = 3;
+  CpuShare share;
+  share.job_cores = 0.4;
+  share.other_cores = 2.0;
+  share.top_outside = {{4121, "sha256sum", "sha256sum /dev/zero", 1.0}};
+  std::optional<Clock::time_point> last;
+  auto t0 = Clock::now();
+  auto e = ContentionEvent(p, share, t0, &last);
+  ASSERT_TRUE(e);
+  EXPECT_EQ((*e)["pressure"], "cpu");
+  EXPECT_EQ((*e)["top"][0]["pid"], 4121);
+  EXPECT_EQ((*e)["top"][0]["cmdline"], "sha256sum /dev/zero");
+  EXPECT_FALSE(ContentionEvent(p, share, t0 + std::chrono::seconds(2), &last));  // too soon
+  EXPECT_TRUE(ContentionEvent(p, share, t0 + std::chrono::seconds(6), &last));
+  p.cpu_some = 5;
+  EXPECT_FALSE(ContentionEvent(p, share, t0 + std::chrono::seconds(60), &last));  // under the threshold
+}
+
+double ProcessCpuSeconds() {
+  timespec ts{};
+  ::clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) / 1e9;
+}
+
+TEST(JobTree, RealProcessesUnderTheRealProc) {
+  // This test process burns CPU between two updates: it is the "job". What the tracker reads from
+  // the real /proc must match the CPU time the process measured itself (however loaded the host).
+  JobCpuTracker tr(static_cast<uint32_t>(::getpid()), 0, static_cast<double>(::sysconf(_SC_CLK_TCK)));
+  HostFs fs("/");
+  const auto ta = Clock::now();
+  ASSERT_FALSE(tr.Update(fs, ta));
+  const double ca = ProcessCpuSeconds();
+  volatile uint64_t x = 0;
+  const auto cap = Clock::now() + std::chrono::seconds(20);
+  while (ProcessCpuSeconds() - ca < 0.3 && Clock::now() < cap) x = x + 1;
+  const double used = ProcessCpuSeconds() - ca;
+  const auto tb = Clock::now();
+  auto s = tr.Update(fs, tb);
+  ASSERT_TRUE(s);
+  const double wall = std::chrono::duration<double>(tb - ta).count();
+  EXPECT_NEAR(s->job_cores * wall, used, 0.06) << "wall " << wall;  // a few clock ticks of slack
+  EXPECT_GE(s->job_procs, 1u);
+  EXPECT_GE(s->other_cores, 0.0);
+}
+
+TEST(HostContentionCsv, ColumnsAreAppendedAtTheEnd) {
+  const auto& cols = CsvColumns();
+  ASSERT_GE(cols.size(), 6u);
+  EXPECT_EQ(cols[cols.size() - 6], "cpu_pressure_pct");
+  EXPECT_EQ(cols.back(), "other_cores");
+  Sample s;
+  HostPressure h;
+  h.source = "runnable";
+  h.cpu_some = 50;
+  s.host = h;
+  s.job_cores = 1.25;
+  std::string row = CsvRow(s);
+  EXPECT_NE(row.find(",50.00,,,runnable,1.25,\n"), std::string::npos) << row;
+}
+
+}  // namespace
+}  // namespace sparkops
