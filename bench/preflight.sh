@@ -25,26 +25,8 @@ if [ ! -x "$SPARKOPS" ]; then
   cmake --build "$BUILD" --target sparkops >/dev/null
 fi
 
-now_ns() { date +%s%N; }
-# median of the numbers on stdin
-median() { sort -n | awk '{a[NR]=$1} END {if (NR%2) print a[(NR+1)/2]; else print (a[NR/2]+a[NR/2+1])/2}'; }
-# time_runs CMD...: prints RUNS wall times in ms, one per line (first a discarded warm-up run)
-time_runs() {
-  "$@" >/dev/null 2>&1 || true
-  for _ in $(seq "$RUNS"); do
-    local t0 t1
-    t0=$(now_ns); "$@" >/dev/null 2>&1 || true; t1=$(now_ns)
-    awk -v a="$t0" -v b="$t1" 'BEGIN {printf "%.3f\n", (b - a) / 1e6}'
-  done
-}
-peak_rss_kib() { /usr/bin/time -f %M "$@" 2>&1 >/dev/null | tail -1; }
-# cpu_runs CMD...: RUNS user+sys CPU times in ms (GNU time, 10 ms resolution) - robust on a busy box
-cpu_runs() {
-  for _ in $(seq "$RUNS"); do
-    /usr/bin/time -f '%U %S' "$@" 2>&1 >/dev/null | tail -1 | awk '{printf "%.0f\n", ($1 + $2) * 1000}'
-  done
-}
-
+# shellcheck source=bench/timing.sh
+. "$(dirname "$0")/timing.sh"
 SP_CMD=("$SPARKOPS" preflight --python "$PY")
 PY_CMD=("$PY" -c "import torch; print(torch.version.cuda)")
 
@@ -60,7 +42,6 @@ py_cpu=$(cpu_runs "${PY_CMD[@]}" | median)
 sp_rss=$(peak_rss_kib "${SP_CMD[@]}")
 py_rss=$(peak_rss_kib "${PY_CMD[@]}")
 ratio=$(awk -v a="$py_ms" -v b="$sp_ms" 'BEGIN {printf "%.1f", a / b}')
-mib() { awk -v k="$1" 'BEGIN {printf "%.1f", k / 1024}'; }
 
 printf '\n%-56s %10s %12s %13s\n' "command" "median ms" "median CPU" "peak RSS MiB"
 printf '%-56s %10.1f %9s ms %13.1f\n' "sparkops preflight --python $PY (10 checks)" "$sp_ms" "$sp_cpu" "$(mib "$sp_rss")"

@@ -139,20 +139,33 @@ TEST(Cuobjdump, ListLineEdgesKeepTheRegexMeaning) {
   EXPECT_EQ(names("ELF file 1: " + std::string(5000, 'a') + ".sm_9.cubin"), "");  // longer than a listing line
 }
 
+std::string Names(const std::vector<CudaArch>& v) {
+  std::string out;
+  for (const auto& a : v) out += (out.empty() ? "" : " ") + a.name + (a.compressed ? "(z)" : "");
+  return out;
+}
+
 TEST(Fatbin, ScansTheEmbeddedSection) {
   auto sec = ReadFatbinSection(BuildArtifact("pyenv-libs/libext_fatbin_121a.so"));
   ASSERT_TRUE(sec) << sec.error().message;
   ASSERT_FALSE(sec->empty());
   auto a = ScanFatbin(*sec);
   ASSERT_EQ(a.size(), 2u);
-  EXPECT_EQ(a[0].name, "sm_121");
+  EXPECT_EQ(a[0].name, "sm_121a");  // arch-specific flag 0x100000
   EXPECT_FALSE(a[0].ptx);
-  EXPECT_EQ(a[1].name, "compute_121a");
+  EXPECT_EQ(a[0].sm, 121);
+  EXPECT_EQ(a[0].suffix, 'a');
+  EXPECT_EQ(a[1].name, "compute_121a");  // from the header: the compressed PTX text is never read
   EXPECT_TRUE(a[1].ptx);
+  EXPECT_TRUE(a[1].compressed);
   auto old = ScanFatbin(*ReadFatbinSection(BuildArtifact("pyenv-libs/libext_fatbin_120.so")));
-  ASSERT_EQ(old.size(), 2u);
-  EXPECT_EQ(old[0].name, "sm_120");
-  EXPECT_EQ(old[1].name, "compute_120");
+  EXPECT_EQ(Names(old), "sm_120 compute_120");
+  // The layouts read from real wheels (vLLM 0.33.0: family cubins + compressed compute_80 PTX).
+  auto fam = ScanFatbinFile(BuildArtifact("pyenv-libs/libext_fatbin_120f.so"));
+  ASSERT_TRUE(fam);
+  EXPECT_EQ(Names(*fam), "sm_120f(z) compute_80(z)");
+  EXPECT_EQ(Names(*ScanFatbinFile(BuildArtifact("pyenv-libs/libext_fatbin_90a.so"))), "sm_90a(z) sm_100f(z)");
+  EXPECT_EQ(Names(*ScanFatbinFile(BuildArtifact("pyenv-libs/libext_fatbin_90.so"))), "sm_90 compute_90(z)");
   auto info = ReadElf(BuildArtifact("pyenv-libs/libext_fatbin_120.so"));
   ASSERT_TRUE(info);
   EXPECT_TRUE(info->has_fatbin);
@@ -162,6 +175,56 @@ TEST(Fatbin, ScansTheEmbeddedSection) {
   EXPECT_EQ(in_place->size(), 2u);
   EXPECT_TRUE(ScanFatbinFile(Site("cu13/torch/lib/libtorch_cuda.so"))->empty());
   EXPECT_FALSE(ScanFatbinFile(BuildArtifact("pyenv-libs/does-not-exist.so")));
+}
+
+TEST(CudaArch, NamesParse) {
+  auto a = MakeCudaArch("sm_120f", false);
+  EXPECT_EQ(a.sm, 120);
+  EXPECT_EQ(a.suffix, 'f');
+  EXPECT_EQ(MakeCudaArch("compute_90a", true).sm, 90);
+  EXPECT_EQ(MakeCudaArch("compute_90a", true).suffix, 'a');
+  EXPECT_EQ(MakeCudaArch("sm_89", false).suffix, 0);
+  EXPECT_EQ(MakeCudaArch("sm_", false).sm, 0);
+  EXPECT_EQ(MakeCudaArch("sm_12x", false).sm, 0);
+  EXPECT_EQ(MakeCudaArch("sm_99999", false).sm, 0);
+  EXPECT_EQ(MakeCudaArch("lto_90", false).sm, 0);
+  EXPECT_EQ(RunsOn(MakeCudaArch("sm_", false), 12, 1), CudaRun::kNo);
+}
+
+// CUDA's per-entry compatibility rule on CC 12.1 (GB10), 12.0 (RTX 50), 10.0 (B200), 9.0 (H100),
+// 8.9 (L40S). N native cubin, J PTX JIT, - does not run.
+TEST(CudaArch, CompatibilityTable) {
+  struct Row {
+    const char* name;
+    bool ptx;
+    const char* expect;  // for 12.1, 12.0, 10.0, 9.0, 8.9
+  };
+  const Row rows[] = {
+      {"sm_120", false, "NN---"},   {"sm_121", false, "N----"},   {"sm_100", false, "--N--"},
+      {"sm_90", false, "---N-"},    {"sm_89", false, "----N"},    {"sm_86", false, "----N"},
+      {"sm_80", false, "----N"},    {"sm_121a", false, "N----"},  {"sm_120a", false, "-N---"},
+      {"sm_100a", false, "--N--"},  {"sm_90a", false, "---N-"},   {"sm_120f", false, "NN---"},
+      {"sm_121f", false, "N----"},  {"sm_100f", false, "--N--"},  {"sm_103f", false, "-----"},
+      {"compute_80", true, "JJJJJ"}, {"compute_89", true, "JJJJJ"}, {"compute_90", true, "JJJJ-"},
+      {"compute_100", true, "JJJ--"}, {"compute_120", true, "JJ---"}, {"compute_121", true, "J----"},
+      {"compute_120a", true, "-J---"}, {"compute_121a", true, "J----"}, {"compute_90a", true, "---J-"},
+      {"compute_100a", true, "--J--"}, {"compute_120f", true, "JJ---"}, {"compute_121f", true, "J----"},
+      {"compute_100f", true, "--J--"},
+  };
+  const std::pair<int, int> ccs[] = {{12, 1}, {12, 0}, {10, 0}, {9, 0}, {8, 9}};
+  for (const auto& row : rows) {
+    std::string got;
+    for (auto [major, minor] : ccs) {
+      CudaRun r = RunsOn(MakeCudaArch(row.name, row.ptx), major, minor);
+      got += r == CudaRun::kNative ? 'N' : r == CudaRun::kJit ? 'J' : '-';
+    }
+    EXPECT_EQ(got, row.expect) << row.name;
+  }
+  EXPECT_TRUE(IsNvfp4Target(MakeCudaArch("sm_120f", false)));
+  EXPECT_TRUE(IsNvfp4Target(MakeCudaArch("compute_121a", true)));
+  EXPECT_TRUE(IsNvfp4Target(MakeCudaArch("sm_100a", false)));
+  EXPECT_FALSE(IsNvfp4Target(MakeCudaArch("sm_120", false)));
+  EXPECT_FALSE(IsNvfp4Target(MakeCudaArch("sm_90a", false)));
 }
 
 TEST(Fatbin, DamagedDataStopsWithoutReadingPastTheEnd) {

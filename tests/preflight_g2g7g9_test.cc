@@ -56,17 +56,22 @@ TEST(G2, UnslothWithFlashAttnWarnsAndMissingRuntimeFails) {
 }
 
 TEST(G2, ArchesWithoutSm12CodeFail) {
+  auto make = [](const testing::TempDir& d, const std::string& lib) {
+    d.Write("flash_attn-2.8.3.dist-info/METADATA", "Name: flash_attn\nVersion: 2.8.3\n");
+    d.Write("flash_attn-2.8.3.dist-info/RECORD", "flash_attn_2_cuda.so,,\n");
+    std::filesystem::copy_file(BuildArtifact("pyenv-libs/" + lib), d.path() + "/flash_attn_2_cuda.so");
+  };
   testing::TempDir d;
-  d.Write("flash_attn-2.8.3.dist-info/METADATA", "Name: flash_attn\nVersion: 2.8.3\n");
-  d.Write("flash_attn-2.8.3.dist-info/RECORD", "flash_attn_2_cuda.so,,\n");
-  std::filesystem::copy_file(BuildArtifact("pyenv-libs/libext_fatbin_120.so"), d.path() + "/flash_attn_2_cuda.so");
-  d.Write("flash_attn_2_cuda.so.arches", "ELF file    1: a.sm_80.cubin\nELF file    2: a.sm_90.cubin\n");
-  World w(Fixture("gb10"), {d.path()}, {{"PATH", FakeDir()}});
+  make(d, "libext_fatbin_90a.so");  // sm_90a + sm_100f: neither runs on 12.x
+  World w(Fixture("gb10"), {d.path()});
   auto r = CheckG2(w.facts);
   EXPECT_EQ(r.status, CheckStatus::kFail) << Joined(r);
   EXPECT_NE(r.summary.find("no kernel image"), std::string::npos) << r.summary;
-  // Without cuobjdump, the fatbin scan finds sm_120 + compute_120: runs on 12.1.
-  World scan(Fixture("gb10"), {d.path()});
+  EXPECT_NE(r.summary.find("12.1"), std::string::npos) << r.summary;
+  // sm_120 + compute_120: runs on 12.1.
+  testing::TempDir ok;
+  make(ok, "libext_fatbin_120.so");
+  World scan(Fixture("gb10"), {ok.path()});
   auto s = CheckG2(scan.facts);
   EXPECT_EQ(s.status, CheckStatus::kPass) << Joined(s);
   EXPECT_NE(Joined(s).find("(fatbin scan): sm_120 compute_120"), std::string::npos) << Joined(s);
@@ -81,36 +86,85 @@ void MakeVllm(const testing::TempDir& d, const std::string& lib, const std::stri
   if (!arches.empty()) d.Write("vllm/_C.abi3.so.arches", arches);
 }
 
-TEST(G7, Sm121aDecidesOnGb10) {
-  World warn(Fixture("gb10"), {Site("cu13")}, {{"PATH", FakeDir()}});
-  auto r = CheckG7(warn.facts);
-  EXPECT_EQ(r.status, CheckStatus::kWarn) << Joined(r);
-  EXPECT_NE(r.summary.find("vllm 0.13.0+cu130 lacks sm_121a"), std::string::npos) << r.summary;
-  EXPECT_NE(Joined(r).find("(cuobjdump): sm_90a sm_100a sm_120 compute_120"), std::string::npos) << Joined(r);
-
-  testing::TempDir good;
-  MakeVllm(good, "libext_fatbin_121a.so", "ELF file    1: k.sm_121a.cubin\n");
-  World pass(Fixture("gb10"), {good.path()}, {{"PATH", FakeDir()}});
-  EXPECT_EQ(CheckG7(pass.facts).status, CheckStatus::kPass);
-  // Fatbin scan: PTX for compute_121a is decodable and JIT-compiles to sm_121a.
-  World scan(Fixture("gb10"), {good.path()});
-  auto s = CheckG7(scan.facts);
-  EXPECT_EQ(s.status, CheckStatus::kPass) << Joined(s);
-  EXPECT_NE(Joined(s).find("fatbin scan"), std::string::npos);
-
-  testing::TempDir old;
-  MakeVllm(old, "libext_fatbin_120.so", "");
-  World scan_old(Fixture("gb10"), {old.path()});
-  EXPECT_EQ(CheckG7(scan_old.facts).status, CheckStatus::kWarn);
+GpuSnapshot WithCc(int major, int minor) {
+  GpuSnapshot g = Gb10();
+  g.gpus[0].cc_major = major;
+  g.gpus[0].cc_minor = minor;
+  return g;
 }
 
-TEST(G7, SkipsWithoutGb10) {
+TEST(G7, GenericSm120RunsButHasNoNvfp4Kernels) {
+  World warn(Fixture("gb10"), {Site("cu13")});
+  auto r = CheckG7(warn.facts);
+  EXPECT_EQ(r.status, CheckStatus::kWarn) << Joined(r);
+  EXPECT_NE(r.summary.find("vllm 0.13.0+cu130 runs on 12.1 but has no NVFP4-capable"), std::string::npos)
+      << r.summary;
+  EXPECT_NE(Joined(r).find("vllm/_C.abi3.so (fatbin scan): sm_120 compute_120"), std::string::npos) << Joined(r);
+  EXPECT_NE(Joined(r).find("native sm_120; PTX JIT compute_120; NVFP4-capable none"), std::string::npos)
+      << Joined(r);
+}
+
+TEST(G7, FamilyAndArchSpecificKernelsPassOnGb10) {
+  // vLLM 0.33.0's layout: sm_120f cubins + compressed compute_80 PTX. 12.0f covers 12.1.
+  testing::TempDir fam;
+  MakeVllm(fam, "libext_fatbin_120f.so", "");
+  World w(Fixture("gb10"), {fam.path()});
+  auto r = CheckG7(w.facts);
+  EXPECT_EQ(r.status, CheckStatus::kPass) << Joined(r);
+  EXPECT_NE(r.summary.find("vllm 0.13.0+cu130 (sm_120f)"), std::string::npos) << r.summary;
+  EXPECT_NE(Joined(r).find("native sm_120f; PTX JIT compute_80; NVFP4-capable sm_120f"), std::string::npos);
+  testing::TempDir a;
+  MakeVllm(a, "libext_fatbin_121a.so", "");
+  World wa(Fixture("gb10"), {a.path()});
+  auto ra = CheckG7(wa.facts);
+  EXPECT_EQ(ra.status, CheckStatus::kPass) << Joined(ra);
+  EXPECT_NE(ra.summary.find("sm_121a compute_121a"), std::string::npos) << ra.summary;
+  // The same sm_121a build on an RTX 50 (12.0): arch-specific code runs only on 12.1.
+  World rtx(Fixture("gb10"), {a.path()}, {}, WithCc(12, 0));
+  auto rr = CheckG7(rtx.facts);
+  EXPECT_EQ(rr.status, CheckStatus::kFail) << Joined(rr);
+  EXPECT_NE(rr.summary.find("no kernels for compute capability 12.0 in vllm 0.13.0+cu130 (only sm_121a compute_121a)"),
+            std::string::npos) << rr.summary;
+}
+
+TEST(G7, SaysWhichFactFailed) {
+  testing::TempDir dc;  // sm_90a + sm_100f: nothing for 12.1
+  MakeVllm(dc, "libext_fatbin_90a.so", "");
+  World none(Fixture("gb10"), {dc.path()});
+  auto n = CheckG7(none.facts);
+  EXPECT_EQ(n.status, CheckStatus::kFail) << Joined(n);
+  EXPECT_NE(n.summary.find("(only sm_90a sm_100f)"), std::string::npos) << n.summary;
+  // ... but on a B200 (10.0) the family cubin runs natively and is NVFP4-capable.
+  World b200(Fixture("gb10"), {dc.path()}, {}, WithCc(10, 0));
+  auto b = CheckG7(b200.facts);
+  EXPECT_EQ(b.status, CheckStatus::kPass) << Joined(b);
+  EXPECT_NE(b.summary.find("(sm_100f)"), std::string::npos) << b.summary;
+  testing::TempDir jit;  // sm_90 + compute_90: only the PTX JIT reaches 12.1
+  MakeVllm(jit, "libext_fatbin_90.so", "");
+  World j(Fixture("gb10"), {jit.path()}, {{"CUDA_CACHE_PATH", "/scratch/jit"}});
+  auto rj = CheckG7(j.facts);
+  EXPECT_EQ(rj.status, CheckStatus::kWarn) << Joined(rj);
+  EXPECT_NE(rj.summary.find("no NVFP4-capable"), std::string::npos) << rj.summary;
+  EXPECT_NE(rj.summary.find("only via PTX JIT"), std::string::npos) << rj.summary;
+  EXPECT_NE(rj.summary.find("/scratch/jit (CUDA_CACHE_PATH)"), std::string::npos) << rj.summary;
+}
+
+TEST(G7, UnreadableCodeSkipsWithTheRealReason) {
+  testing::TempDir d;
+  d.Write("vllm-0.13.0+cu130.dist-info/METADATA", "Name: vllm\nVersion: 0.13.0+cu130\n");
+  d.Write("vllm-0.13.0+cu130.dist-info/RECORD", "vllm/_C.abi3.so,,\n");
+  d.Write("vllm/_C.abi3.so", std::string(200, 'x'));
+  World w(Fixture("gb10"), {d.path()});
+  auto r = CheckG7(w.facts);
+  EXPECT_EQ(r.status, CheckStatus::kSkip) << Joined(r);
+  EXPECT_NE(r.summary.find("not an ELF file"), std::string::npos) << r.summary;
+  EXPECT_EQ(r.summary.find("fatbin unreadable"), std::string::npos) << r.summary;
+}
+
+TEST(G7, SkipsWithoutBlackwell) {
   World none(Fixture("laptop"), {Site("cu13")}, {}, NoGpu());
   EXPECT_EQ(CheckG7(none.facts).status, CheckStatus::kSkip);
-  GpuSnapshot h100 = Gb10();
-  h100.gpus[0].cc_major = 9;
-  h100.gpus[0].cc_minor = 0;
-  World hopper(Fixture("discrete"), {Site("cu13")}, {}, h100);
+  World hopper(Fixture("discrete"), {Site("cu13")}, {}, WithCc(9, 0));
   auto r = CheckG7(hopper.facts);
   EXPECT_EQ(r.status, CheckStatus::kSkip);
   EXPECT_NE(r.summary.find("9.0"), std::string::npos);
@@ -134,6 +188,15 @@ TEST(G9, ContainerPassesBarePipWarnsWithPins) {
   EXPECT_EQ(o.status, CheckStatus::kWarn);
   EXPECT_NE(o.summary.find("pin(s) agree"), std::string::npos) << o.summary;
   EXPECT_NE(Joined(o).find("xformers 0.0.32.post2 requires torch==2.8.0; installed 2.8.0+cu128"), std::string::npos);
+}
+
+TEST(G9, AnyExactPinThatDisagreesWarnsNamingBothPackages) {
+  World w(Fixture("gb10"), {Site("venv")});
+  auto r = CheckG9(w.facts);
+  EXPECT_EQ(r.status, CheckStatus::kWarn) << Joined(r);
+  EXPECT_NE(r.summary.find("torchao 0.9.0 requires torch==2.9.0; installed 2.9.1+cu130"), std::string::npos)
+      << r.summary;
+  EXPECT_EQ(Joined(r).find("pytest"), std::string::npos) << Joined(r);  // extras do not pin
 }
 
 TEST(G9, ShadowedTorchInstallsAreDrift) {

@@ -8,6 +8,7 @@
 #include "checks/check.h"
 #include "host/container.h"
 #include "host/cudalink.h"
+#include "host/ldso.h"
 #include "host/ptxas.h"
 #include "host/pyenv.h"
 #include "pyenv_world.h"
@@ -66,11 +67,108 @@ TEST(G1, MissingRuntimeFailsNamingPackageAndFile) {
   World w(Fixture("gb10"), {Site("mixed")});
   auto r = CheckG1(w.facts);
   EXPECT_EQ(r.status, CheckStatus::kFail);
-  EXPECT_NE(r.summary.find("flash_attn 2.8.3: flash_attn_2_cuda.cpython-312-x86_64-linux-gnu.so NEEDs "
+  EXPECT_NE(r.summary.find("flash_attn 2.8.3 needs libcudart.so.12"), std::string::npos) << r.summary;
+  EXPECT_NE(Joined(r).find("flash_attn 2.8.3: flash_attn_2_cuda.cpython-312-x86_64-linux-gnu.so NEEDs "
                            "libcudart.so.12"),
             std::string::npos)
-      << r.summary;
-  EXPECT_FALSE(r.fix.empty());
+      << Joined(r);
+  // The fix names the package whose objects need the CUDA 12 runtime, not torch (whose objects resolve).
+  EXPECT_NE(r.fix.find("flash_attn 2.8.3 is built for CUDA 12 (torch is CUDA 13.0): install a cu130 build of "
+                       "flash_attn or uninstall it"),
+            std::string::npos)
+      << r.fix;
+  EXPECT_EQ(r.fix.find("reinstall torch"), std::string::npos) << r.fix;
+  EXPECT_NE(Joined(r).find("2 distinct CUDA libraries (libcudart.so.12, libcudart.so.13) linked by 2 objects in 2 "
+                           "packages: torch 2.9.1+cu130, flash_attn 2.8.3"),
+            std::string::npos)
+      << Joined(r);
+}
+
+TEST(G1, VenvRootWithHashedVendoredRuntimeBlamesItsPackage) {
+  // --site-packages at a venv root; xformers vendors an auditwheel-renamed CUDA 12 runtime.
+  World w(Fixture("gb10"), {Site("venv")});
+  auto r = CheckG1(w.facts);
+  EXPECT_EQ(r.status, CheckStatus::kFail) << Joined(r);
+  EXPECT_NE(Joined(r).find("lib/python3.12/site-packages"), std::string::npos) << Joined(r);
+  EXPECT_NE(r.summary.find("mixed CUDA majors"), std::string::npos) << r.summary;
+  EXPECT_NE(r.summary.find("CUDA 12 (xformers 0.0.35: xformers/_C.so)"), std::string::npos) << r.summary;
+  EXPECT_NE(r.fix.find("xformers 0.0.35 is built for CUDA 12 (torch is CUDA 13.0): install a cu130 build of "
+                       "xformers or uninstall it (pip uninstall -y xformers)"),
+            std::string::npos)
+      << r.fix;
+  EXPECT_NE(Joined(r).find("libcudart-1a2b3c4d.so.12.3.101 -> "), std::string::npos) << Joined(r);
+  EXPECT_NE(Joined(r).find("(libcudart.so.12.3.101, libcudart.so.13)"), std::string::npos) << Joined(r);
+}
+
+TEST(G1, ForeignCpuObjectsFailForEveryPackage) {
+  std::string other = std::string(UNAME_MACHINE_FOR_TEST) == "aarch64" ? "x86_64" : "aarch64";
+  World w(Fixture("gb10"), {Site("cu13")});
+  w.facts.SetHostMachine(other);
+  auto r = CheckG1(w.facts);
+  EXPECT_EQ(r.status, CheckStatus::kFail) << Joined(r);
+  EXPECT_NE(r.summary.find("native code for another CPU"), std::string::npos) << r.summary;
+  for (const char* pkg : {"torch 2.9.1+cu130", "vllm 0.13.0+cu130", "bitsandbytes 0.49.2", "triton"})
+    EXPECT_NE(r.summary.find(pkg), std::string::npos) << pkg << ": " << r.summary;
+  EXPECT_NE(r.summary.find("this host is " + other), std::string::npos) << r.summary;
+}
+
+TEST(Ldso, HashedVendoredSonamesAreCudaLibraries) {
+  EXPECT_EQ(CanonicalSoname("libcudart-1a2b3c4d.so.12.3.101"), "libcudart.so.12.3.101");
+  EXPECT_EQ(CanonicalSoname("libcudart.5e6f7a8b.so.13"), "libcudart.so.13");
+  EXPECT_EQ(CanonicalSoname("libcudart.so.13"), "libcudart.so.13");
+  EXPECT_EQ(CanonicalSoname("libcublasLt-0123456789abcdef.so.12"), "libcublasLt.so.12");
+  EXPECT_EQ(CanonicalSoname("libfoo-1a2b.so.1"), "libfoo-1a2b.so.1");      // too short for a hash
+  EXPECT_EQ(CanonicalSoname("libcudart-1A2B3C4D.so.12"), "libcudart-1A2B3C4D.so.12");  // not lowercase hex
+  EXPECT_EQ(CanonicalSoname("libsomething.sox"), "libsomething.sox");
+  EXPECT_TRUE(IsCudaLibrary("libcudart-1a2b3c4d.so.12.3.101"));
+  EXPECT_EQ(CudaMajorOfSoname("libcudart-1a2b3c4d.so.12.3.101"), 12);
+  EXPECT_EQ(CudaMajorOfSoname("libcudart.5e6f7a8b.so.13"), 13);
+  EXPECT_FALSE(IsCudaLibrary("libc10-deadbeef.so"));
+}
+
+TEST(HostCuda, ToolkitVersionSaysWhereItCameFrom) {
+  testing::TempDir root;
+  EXPECT_FALSE(ReadCudaToolkitVersion(HostFs(root.path())));  // nothing: unknown, never guessed
+  root.Write("usr/local/cuda-13.0/lib64/libcudart.so.13", "x");
+  std::filesystem::create_directory_symlink("cuda-13.0", root.path() + "/usr/local/cuda");
+  auto link = ReadCudaToolkitVersion(HostFs(root.path()));
+  ASSERT_TRUE(link);
+  EXPECT_EQ(link->version, "13.0");
+  EXPECT_NE(link->file.find("/usr/local/cuda -> cuda-13.0 (no version.json)"), std::string::npos) << link->file;
+  testing::TempDir plain;  // a toolkit dir without version files or a versioned link: the soname's major
+  plain.Write("usr/local/cuda/lib64/libcudart.so.12", "x");
+  auto so = ReadCudaToolkitVersion(HostFs(plain.path()));
+  ASSERT_TRUE(so);
+  EXPECT_EQ(so->version, "12");
+  EXPECT_NE(so->file.find("libcudart.so.12 soname"), std::string::npos) << so->file;
+  plain.Write("usr/local/cuda/version.json", R"({"cuda": {"name": "CUDA SDK", "version": "12.8.1"}})");
+  EXPECT_EQ(ReadCudaToolkitVersion(HostFs(plain.path()))->version, "12.8.1");
+}
+
+TEST(PyEnv, SitePackagesArgumentResolvesOrSaysWhatWasLookedFor) {
+  World venv(Fixture("gb10"), {Site("venv")});
+  ASSERT_TRUE(venv.facts.python()) << venv.facts.python().error().message;
+  EXPECT_EQ(venv.facts.python()->site_dirs, std::vector<std::string>{Site("venv") + "/lib/python3.12/site-packages"});
+  testing::TempDir empty;
+  empty.Write("README", "no distributions here");
+  World e(Fixture("gb10"), {empty.path()});
+  ASSERT_FALSE(e.facts.python());
+  EXPECT_EQ(e.facts.python().error().kind, Error::Kind::kInput);
+  EXPECT_NE(e.facts.python().error().message.find("no *.dist-info or *.egg-info directory"), std::string::npos);
+  auto g1 = CheckG1(e.facts);
+  EXPECT_TRUE(g1.input_error);
+  testing::TempDir conda;
+  conda.Write("conda-meta/history", "");
+  World c(Fixture("gb10"), {conda.path()});
+  ASSERT_FALSE(c.facts.python());
+  EXPECT_NE(c.facts.python().error().message.find("conda root (conda-meta/) without lib/python3.*/site-packages"),
+            std::string::npos)
+      << c.facts.python().error().message;
+  World py(Fixture("gb10"), {});
+  HostFacts bad(py.ctx, PreflightOptions{"/nonexistent/python3", {}, {}});
+  ASSERT_FALSE(bad.python());
+  EXPECT_NE(bad.python().error().message.find("ran `/nonexistent/python3 -S -c"), std::string::npos)
+      << bad.python().error().message;
 }
 
 TEST(G1, Cuda12TorchWarnsOnCuda13HostAndPassesElsewhere) {
@@ -178,8 +276,10 @@ TEST(G1, DistInfoWithoutRecordIsWalked) {
   World w(Fixture("gb10"), {d.path()});
   auto r = CheckG1(w.facts);
   EXPECT_EQ(r.status, CheckStatus::kFail) << Joined(r);
-  EXPECT_NE(r.summary.find("torch 2.8.0+cu128: torch/lib/libtorch_cuda.so NEEDs libcudart.so.12"), std::string::npos)
-      << r.summary;
+  EXPECT_NE(r.summary.find("torch 2.8.0+cu128 needs libcudart.so.12"), std::string::npos) << r.summary;
+  EXPECT_NE(Joined(r).find("torch 2.8.0+cu128: torch/lib/libtorch_cuda.so NEEDs libcudart.so.12"), std::string::npos)
+      << Joined(r);
+  EXPECT_NE(r.fix.find("reinstall torch"), std::string::npos) << r.fix;  // torch's own object does not resolve
 }
 
 TEST(G1, NoEnvironmentSkips) {

@@ -37,11 +37,29 @@ pyenv_ext(ext_cu12_torch fake_ext.c 12 "$ORIGIN/../../nvidia/cuda_runtime/lib:$O
 pyenv_ext(ext_cu13 fake_ext.c 13 "")
 pyenv_ext(ext_cu12 fake_ext.c 12 "")
 pyenv_ext(ext_cpu fake_ext.c "" "")
-pyenv_ext(ext_fatbin_121a fake_fatbin.c 13 "" FATBIN_ARCH=121 FATBIN_PTX=sm_121a)
-pyenv_ext(ext_fatbin_120 fake_fatbin.c 13 "" FATBIN_ARCH=120 FATBIN_PTX=sm_120)
+# fatbin layouts seen in real wheels: sm_121a + compressed compute_121a PTX; generic sm_120 +
+# compute_120; vLLM 0.33.0's sm_120f + compressed compute_80; Hopper/datacenter-only sm_90a + sm_100f;
+# sm_90 + compressed compute_90 (runs on 12.x only through the PTX JIT).
+pyenv_ext(ext_fatbin_121a fake_fatbin.c 13 "" FATBIN_ARCH=121 E1_FLAGS=0x100011 E2_FLAGS=0x108011)
+pyenv_ext(ext_fatbin_120 fake_fatbin.c 13 "" FATBIN_ARCH=120)
+pyenv_ext(ext_fatbin_120f fake_fatbin.c 13 "" FATBIN_ARCH=120 E1_FLAGS=0x1208011 E2_ARCH=80 E2_FLAGS=0x8011)
+pyenv_ext(ext_fatbin_90a fake_fatbin.c 13 "" FATBIN_ARCH=90 E1_FLAGS=0x108011 E2_KIND=2 E2_ARCH=100 E2_FLAGS=0x1208011)
+pyenv_ext(ext_fatbin_90 fake_fatbin.c 13 "" FATBIN_ARCH=90 E2_FLAGS=0x8011)
+
+# An auditwheel-vendored runtime (xformers.libs/libcudart-1a2b3c4d.so.12.3.101, SONAME with the
+# hash) and an extension that NEEDs it through DT_RPATH $ORIGIN/../xformers.libs.
+add_library(fake_cudart_hashed SHARED ${PYENV_FIX}/src/fake_cudart.c)
+target_compile_definitions(fake_cudart_hashed PRIVATE FAKE_CUDA_MAJOR=12)
+set_target_properties(fake_cudart_hashed PROPERTIES OUTPUT_NAME cudart-1a2b3c4d SUFFIX .so.12.3.101 NO_SONAME ON
+  LIBRARY_OUTPUT_DIRECTORY ${PYENV_LIBS}/hashed)
+target_link_options(fake_cudart_hashed PRIVATE "LINKER:-soname,libcudart-1a2b3c4d.so.12.3.101")
+pyenv_ext(ext_vendored fake_ext.c "" "$ORIGIN/../xformers.libs")
+add_dependencies(ext_vendored fake_cudart_hashed)
+target_compile_definitions(ext_vendored PRIVATE USE_CUDART)
+target_link_libraries(ext_vendored PRIVATE -L${PYENV_LIBS}/hashed -l:libcudart-1a2b3c4d.so.12.3.101)
 
 set(PYENV_TARGETS fake_cudart12 fake_cudart13 ext_cu13_torch ext_cu12_torch ext_cu13 ext_cu12 ext_cpu
-    ext_fatbin_121a ext_fatbin_120)
+    ext_fatbin_121a ext_fatbin_120 ext_fatbin_120f ext_fatbin_90a ext_fatbin_90 fake_cudart_hashed ext_vendored)
 set(PYENV_ARGS)
 foreach(t ${PYENV_TARGETS})
   list(APPEND PYENV_ARGS -D${t}=$<TARGET_FILE:${t}>)

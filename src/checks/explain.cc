@@ -98,12 +98,16 @@ const std::vector<Explanation>& Explanations() {
        {}},
       {"G7", "NVFP4 needs sm_121a kernels",
        "Switching an inference workload from FP8 to NVFP4 on the Spark makes it slower.",
-       "The FP4 conversion and block-scaled MMA instructions exist only for arch-specific targets "
-       "(sm_121a); kernels built for sm_120 or PTX fall back to slower paths.",
-       "Reads the compute capability (NVML, else nvidia-smi); on 12.1 lists the cubins of the FP4-relevant "
-       "extensions (vLLM, flashinfer, sgl_kernel, TensorRT-LLM) with cuobjdump, or scans their .nv_fatbin "
-       "section, and looks for sm_121a.",
-       "Stay on FP8 unless the kernels you run target sm_121a.",
+       "The FP4 conversion and block-scaled MMA instructions exist only for arch-specific (sm_121a) and "
+       "family-specific (sm_120f, which runs on 12.0 and 12.1) targets; generic sm_120 cubins or PTX fall "
+       "back to slower paths.",
+       "Reads the compute capability (NVML, else nvidia-smi); on Blackwell (10.x, 12.x) reads the .nv_fatbin "
+       "entry headers of the FP4-relevant extensions (vLLM, flashinfer, sgl_kernel, TensorRT-LLM) without "
+       "decompressing anything, and applies CUDA's per-entry rule: a generic sm_XY cubin runs on X.Z with "
+       "Z >= Y, sm_XYa only on X.Y, sm_XYf on its family, PTX compute_XY is JIT-compiled on any later GPU. "
+       "Reports per package: native cubins, PTX JIT only (slow first start, CUDA_CACHE_PATH), and "
+       "NVFP4-capable (a/f 10.x/12.x) kernels for this GPU.",
+       "Stay on FP8 unless the kernels you run target sm_121a or sm_120f.",
        {"Seed: NVFP4 '~32% slower'. Not found in sources; they report 7-25% slower for MoE in one case and "
         "'slower than INT4' in another."},
        {}},

@@ -38,29 +38,16 @@ const Result<ElfInfo>& HostFacts::elf(const std::string& path) const {
 const CudaArchList& HostFacts::cuda_arches(const std::string& path) const {
   auto it = arches_.find(path);
   if (it != arches_.end()) return it->second;
+  // The fatbin headers only: cuobjdump is not used (it lists PTX as sm_* duplicates, hides the
+  // family flag and takes seconds per object).
   CudaArchList list;
-  std::string tool = FindCuobjdump(ctx_);
-  if (!tool.empty()) {
-    auto elf_out = RunCommand({tool, "--list-elf", path});
-    auto ptx_out = RunCommand({tool, "--list-ptx", path});
-    if (elf_out && ptx_out && !elf_out->timed_out && !ptx_out->timed_out) {
-      list.method = "cuobjdump";
-      list.arches = ParseCuobjdumpList(elf_out->out);
-      for (auto& a : ParseCuobjdumpList(ptx_out->out)) list.arches.push_back(a);
-    } else {
-      list.note = tool + " failed or timed out; ";
-    }
-  }
-  if (!list.known()) {
-    auto sec = ScanFatbinFile(path);
-    if (sec && !sec->empty()) {
-      list.arches = *sec;
-      {
-        list.method = "fatbin scan";
-        list.note += "cubin arch suffixes (a/f) are not decoded by the scan";
-      }
-    }
-    if (!list.known()) list.note += sec ? "no cuobjdump and no readable .nv_fatbin code" : sec.error().message;
+  auto sec = ScanFatbinFile(path);
+  if (sec) {
+    list.arches = std::move(*sec);
+    list.method = "fatbin scan";
+    if (list.arches.empty()) list.note = "the .nv_fatbin section holds no fatbin entries";
+  } else {
+    list.note = sec.error().message;
   }
   return arches_.emplace(path, std::move(list)).first->second;
 }

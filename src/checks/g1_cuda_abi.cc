@@ -3,6 +3,10 @@
 // CUDA NEEDED entry the way ld.so would. Never imports anything.
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <filesystem>
+#include <set>
+
 #include "base/strings.h"
 #include "checks/check.h"
 #include "checks/python_common.h"
@@ -46,6 +50,83 @@ std::string TritonProblem(const HostFacts& f, const std::optional<std::pair<int,
                      PackageLabel(*triton), px->release->first, px->release->second);
 }
 
+/// "4 distinct CUDA libraries (libcudart.so.12, ...) linked by 5 objects in 2 packages: torch, xformers".
+std::string CountLine(const std::vector<PackageLink>& pkgs) {
+  std::set<std::string> libs;
+  size_t objects = 0;
+  std::vector<std::string> names;
+  for (const auto& p : pkgs) {
+    libs.insert(p.libraries.begin(), p.libraries.end());
+    objects += p.objects;
+    names.push_back(p.label);
+  }
+  if (pkgs.empty()) return "no object links a CUDA library";
+  std::vector<std::string> shown(libs.begin(), libs.end());
+  if (shown.size() > kMaxListed) shown.resize(kMaxListed);
+  return fmt::format("{} distinct CUDA librar{} ({}{}) linked by {} object{} in {} package{}: {}", libs.size(),
+                     libs.size() == 1 ? "y" : "ies", Join(shown, ", "), libs.size() > shown.size() ? ", ..." : "",
+                     objects, objects == 1 ? "" : "s", pkgs.size(), pkgs.size() == 1 ? "" : "s", Join(names, ", "));
+}
+
+/// "system CUDA runtimes: libcudart.so.13 in /usr/local/cuda/lib64 (default dir), ..." from the
+/// runtime sonames present in ld.so's system dirs; "" when none.
+std::string SystemRuntimes(const LdsoEnv& ld) {
+  std::vector<std::string> found;
+  for (size_t i = 0; i < ld.system_dirs.size(); ++i) {
+    std::error_code ec;
+    for (const auto& e : std::filesystem::directory_iterator(ld.system_dirs[i], ec)) {
+      std::string leaf = e.path().filename().string();
+      if (!StartsWith(leaf, "libcudart.so.") || !CudaMajorOfSoname(leaf)) continue;
+      found.push_back(fmt::format("{} in {} ({})", leaf, ld.system_dirs[i],
+                                  i < ld.conf_dirs ? "ld.so.conf.d" : "default dir"));
+    }
+  }
+  std::sort(found.begin(), found.end());
+  return found.empty() ? "" : "system CUDA runtimes (by soname): " + Join(found, ", ");
+}
+
+/// "xformers 0.0.35: 1 object for x86-64 (xformers/_C.so), this host is aarch64" for every package
+/// with an object whose ELF machine is not the host's; empty when all match or the host is unknown.
+std::vector<std::string> ForeignObjects(const HostFacts& f) {
+  std::vector<std::string> out;
+  const uint16_t host = ElfMachineFromUname(f.host_machine());
+  if (host == 0) return out;
+  for (const auto& p : f.packages().packages) {
+    size_t n = 0;
+    std::string first, machine;
+    for (const auto& obj : p.shared_objects) {
+      const auto& info = f.elf(obj);
+      if (!info || info->machine == host) continue;
+      if (n++ == 0) {
+        first = RelativeToSite(obj, p.site_dir);
+        machine = ElfMachineName(info->machine);
+      }
+    }
+    if (n > 0)
+      out.push_back(fmt::format("{}: {} object{} for {} ({}{}), this host is {}", PackageLabel(p), n, n == 1 ? "" : "s",
+                                machine, first, n > 1 ? ", ..." : "", f.host_machine()));
+  }
+  return out;
+}
+
+/// What to do about the package whose own objects need a runtime that does not match or load.
+std::string BlameFix(const PackageLink& p, const std::string& torch_cuda) {
+  if (p.norm == "torch") return "reinstall torch: " + std::string(kFixCu130);
+  auto torch_major = CudaMajor(torch_cuda);
+  std::vector<std::string> majors;
+  for (int m : p.majors) majors.push_back(std::to_string(m));
+  if (torch_major && !p.majors.empty() && !p.majors.contains(*torch_major))
+  {
+    std::string tag = torch_cuda;
+    std::erase(tag, '.');
+    return fmt::format("{} is built for CUDA {} (torch is CUDA {}): install a cu{} build of {} or uninstall it "
+                       "(pip uninstall -y {})", p.label, Join(majors, "/"), torch_cuda, tag, p.name, p.name);
+  }
+  return fmt::format("{}: install the runtime wheel that provides {} (or reinstall {} built for torch's CUDA{})",
+                     p.label, Join(std::vector<std::string>(p.missing.begin(), p.missing.end()), ", "), p.name,
+                     torch_cuda.empty() ? std::string() : " " + torch_cuda);
+}
+
 }  // namespace
 
 CheckResult CheckG1(const HostFacts& f) {
@@ -60,7 +141,10 @@ CheckResult CheckG1(const HostFacts& f) {
   r.evidence.push_back(gpu_why);
   HostCuda host = HostCudaVersion(f);
   r.evidence.push_back(host.major ? fmt::format("host CUDA {} (from {})", host.text, host.from)
-                                  : std::string("host CUDA version not reported (no NVML, no /usr/local/cuda)"));
+                                  : std::string("host CUDA version unknown (no NVML driver version; no "
+                                                "/usr/local/cuda version.json, version.txt, cuda-X.Y link or "
+                                                "libcudart.so.N)"));
+  if (host.from_driver && !host.toolkit.empty()) r.evidence.push_back(host.toolkit);
 
   std::string torch_cuda;
   std::string torch_label;
@@ -102,10 +186,11 @@ CheckResult CheckG1(const HostFacts& f) {
   }
 
   LdsoEnv ld = MakeLdsoEnv(f.ctx(), env.site_dirs);
+  if (std::string sys = SystemRuntimes(ld); !sys.empty()) r.evidence.push_back(sys);
   LinkReport links = AnalyzeCudaLinks(inv, ld, torch_cuda, f.ctx().Getenv("BNB_CUDA_VERSION"),
                                       [&](const std::string& p) { return f.elf(p); });
-  r.evidence.push_back(fmt::format("{} native objects read; {} link CUDA libraries", links.objects_read,
-                                   links.objects.size()));
+  const std::vector<PackageLink> by_pkg = LinksByPackage(links);
+  r.evidence.push_back(fmt::format("{} native objects read; {}", links.objects_read, CountLine(by_pkg)));
   for (const auto& [major, who] : links.majors)
     r.evidence.push_back(fmt::format("CUDA {} pinned by {} object(s)", major, who.size()));
   std::vector<std::string> resolved;
@@ -117,6 +202,14 @@ CheckResult CheckG1(const HostFacts& f) {
   for (const auto& n : links.notes) r.evidence.push_back(n);
   for (const auto& d : links.damaged) r.evidence.push_back("unreadable object: " + d);
 
+  // Objects built for another CPU fail at import (`wrong ELF class` / `cannot open shared object`).
+  if (auto foreign = ForeignObjects(f); !foreign.empty()) {
+    r.status = CheckStatus::kFail;
+    r.summary = "native code for another CPU: " + Join(foreign, "; ");
+    r.fix = fmt::format("reinstall the named package(s) from {} wheels (pip install --force-reinstall --no-deps NAME), "
+                        "or recreate the environment on this machine", f.host_machine());
+    return r;
+  }
   // Rule 1: CPU-only torch on a GPU host.
   if (torch && torch_cuda.empty()) {
     if (gpu_host) {
@@ -131,13 +224,22 @@ CheckResult CheckG1(const HostFacts& f) {
   // Rule 4: a NEEDED CUDA library that ld.so will not find = ImportError at import time.
   if (!links.unresolved.empty()) {
     r.status = CheckStatus::kFail;
-    r.summary = fmt::format("{} CUDA librar{} will not load: {}", links.unresolved.size(),
-                            links.unresolved.size() == 1 ? "y" : "ies", links.unresolved[0]);
     r.evidence.push_back("unresolved (the later `ImportError: ...: cannot open shared object file`):");
     AddList(r.evidence, links.unresolved);
-    r.fix = "reinstall the named package built for torch's CUDA" +
-            (torch_cuda.empty() ? std::string() : " (" + torch_cuda + ")") +
-            ", or install the missing runtime wheel; simplest: " + kFixCu130;
+    std::vector<std::string> blamed, fixes;
+    for (const auto& p : by_pkg) {
+      if (p.missing.empty()) continue;
+      blamed.push_back(fmt::format("{} needs {}", p.label, Join(std::vector<std::string>(p.missing.begin(), p.missing.end()), ", ")));
+      fixes.push_back(BlameFix(p, torch_cuda));
+    }
+    if (blamed.empty()) {  // only a bitsandbytes per-CUDA object is missing: no ObjectLink to group
+      blamed.push_back(links.unresolved[0]);
+      fixes.push_back("reinstall the named package built for torch's CUDA" +
+                      (torch_cuda.empty() ? std::string() : " (" + torch_cuda + ")"));
+    }
+    r.summary = fmt::format("{} CUDA librar{} will not load: {}", links.unresolved.size(),
+                            links.unresolved.size() == 1 ? "y" : "ies", Join(blamed, "; "));
+    r.fix = Join(fixes, "; ");
     return r;
   }
   // Rule 3: more than one CUDA major in one interpreter.
@@ -147,8 +249,14 @@ CheckResult CheckG1(const HostFacts& f) {
       parts.push_back(fmt::format("CUDA {} ({})", major, who.front()));
     r.status = CheckStatus::kFail;
     r.summary = "mixed CUDA majors in one interpreter: " + Join(parts, " vs ");
-    r.fix = "make every CUDA extension match torch's CUDA" +
-            (torch_cuda.empty() ? std::string() : " (" + torch_cuda + ")") + ": " + kFixCu130;
+    auto torch_major = CudaMajor(torch_cuda);
+    std::vector<std::string> fixes;
+    for (const auto& p : by_pkg)
+      if (p.norm != "torch" && torch_major && !p.majors.empty() && !p.majors.contains(*torch_major))
+        fixes.push_back(BlameFix(p, torch_cuda));
+    r.fix = fixes.empty() ? "make every CUDA extension match torch's CUDA" +
+                                (torch_cuda.empty() ? std::string() : " (" + torch_cuda + ")") + ": " + kFixCu130
+                          : Join(fixes, "; ");
     return r;
   }
   if (!torch) {

@@ -18,15 +18,10 @@ const char* kUnslothPatch =
     "import sys; sys.modules['flash_attn'] = None  (Unsloth then takes its no-flash-attn path; "
     "patching HAS_FLASH_ATTENTION after import is too late)";
 
-/// Can this arch list run on a 12.x GPU? sm_120/sm_121/sm_12xf cubins or any PTX can; only
-/// sm_80/sm_90/sm_120a (arch-specific, other CC) cannot (checks-spec §0.5).
-bool RunsOnSm121(const CudaArchList& l) {
-  for (const auto& a : l.arches) {
-    if (a.ptx) return true;
-    if (a.name == "sm_121a" || a.name == "sm_120" || a.name == "sm_121" || a.name == "sm_120f" ||
-        a.name == "sm_121f")
-      return true;
-  }
+/// Can any entry of this arch list run (natively or by PTX JIT) on a GPU of compute capability cc?
+bool RunsOnCc(const CudaArchList& l, std::pair<int, int> cc) {
+  for (const auto& a : l.arches)
+    if (RunsOn(a, cc.first, cc.second) != CudaRun::kNo) return true;
   return false;
 }
 
@@ -76,6 +71,8 @@ CheckResult CheckG2(const HostFacts& f) {
   std::vector<std::string> problems;
   size_t objects = 0;
   bool arches_ok_known = false, arches_bad = false;
+  const auto cc = ComputeCapability(f);
+  const std::string cc_text = cc ? fmt::format("{}.{}", cc->first, cc->second) : std::string("12.1 (GB10)");
   for (const auto& obj : fa->shared_objects) {
     std::string leaf = obj.substr(obj.rfind('/') + 1);
     if (!StartsWith(leaf, "flash_attn")) continue;
@@ -98,10 +95,9 @@ CheckResult CheckG2(const HostFacts& f) {
       const CudaArchList& arches = f.cuda_arches(obj);
       if (arches.known()) {
         r.evidence.push_back(fmt::format("{} code ({}): {}", rel, arches.method, ArchNames(arches)));
-        auto cc = ComputeCapability(f);
         bool sm12 = !cc || cc->first == 12;  // the Spark question; other GPUs are not judged here
         if (sm12 && !arches.arches.empty()) {
-          if (RunsOnSm121(arches)) arches_ok_known = true;
+          if (RunsOnCc(arches, cc.value_or(std::pair{12, 1}))) arches_ok_known = true;
           else arches_bad = true;
         }
       } else {
@@ -112,7 +108,8 @@ CheckResult CheckG2(const HostFacts& f) {
   if (objects == 0 && problems.empty())
     problems.push_back("no flash_attn*.so native object listed for " + label + " (Python-only or broken install)");
   if (arches_bad && !arches_ok_known)
-    problems.push_back("no sm_120/sm_121 cubin and no PTX: `no kernel image is available` on GB10 (12.1)");
+    problems.push_back("no cubin or PTX that runs on compute capability " + cc_text +
+                       ": `no kernel image is available`");
   if (!problems.empty()) {
     r.status = CheckStatus::kFail;
     r.summary = fmt::format("{} ({}) will not work here: {}", label, origin, problems[0]);

@@ -3,6 +3,8 @@
 // versions and whether their pins agree).
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "base/strings.h"
 #include "checks/check.h"
 #include "checks/python_common.h"
@@ -24,6 +26,28 @@ void CheckPin(const Inventory& inv, const Package& pkg, std::string_view dep_nor
     std::string line = fmt::format("{} requires {}{}; installed {}", PackageLabel(pkg), req.name, req.spec, dep->version);
     if (ok && !*ok) disagree.push_back(line);
     else agree.push_back(line);
+  }
+}
+
+/// Every other installed distribution's exact pins (`Requires-Dist: torch==2.9.1`) on an installed
+/// one; requirements for extras or whose marker names another platform are skipped.
+void ExactPins(const Inventory& inv, std::vector<std::string>& agree, std::vector<std::string>& disagree) {
+  auto covered = [](const std::string& pkg, const std::string& dep) {
+    if (pkg == "torch") return dep == "triton" || dep == "pytorch-triton";
+    return dep == "torch" && (pkg == "xformers" || pkg == "vllm" || pkg == "flash-attn" || pkg == "torchvision" ||
+                              pkg == "torchaudio");
+  };
+  for (const auto& p : inv.packages) {
+    if (inv.Find(p.norm) != &p) continue;  // a shadowed copy is not what imports
+    for (const auto& req : p.requires_dist) {
+      std::string dep = NormalizeName(req.name);
+      if (req.spec.find("==") == std::string::npos || covered(p.norm, dep) || !inv.Find(dep)) continue;
+      if (!req.marker.empty() && req.marker.find("inux") == std::string::npos) continue;
+      std::vector<std::string> a, d;
+      CheckPin(inv, p, dep, a, d);
+      agree.insert(agree.end(), a.begin(), a.end());
+      disagree.insert(disagree.end(), d.begin(), d.end());
+    }
   }
 }
 
@@ -70,13 +94,18 @@ CheckResult CheckG9(const HostFacts& f) {
   }
   for (const char* n : {"xformers", "vllm", "flash-attn", "torchvision", "torchaudio"})
     if (const Package* p = inv.Find(n)) CheckPin(inv, *p, "torch", agree, disagree);
+  ExactPins(inv, agree, disagree);
   for (const auto& a : agree) r.evidence.push_back("pin agrees: " + a);
   for (const auto& d : disagree) r.evidence.push_back("pin DISAGREES: " + d);
   std::string vs = versions.empty() ? "no torch stack installed" : Join(versions, ", ");
   r.summary = fmt::format("bare pip, no container: {}; {}", vs,
                           disagree.empty() ? (agree.empty() ? std::string("no pins to compare")
                                                             : fmt::format("{} pin(s) agree", agree.size()))
-                                           : fmt::format("{} pin(s) disagree: {}", disagree.size(), disagree[0]));
+                                           : fmt::format("{} pin(s) disagree: {}{}", disagree.size(),
+                                                         Join(std::vector<std::string>(disagree.begin(),
+                                                                                       disagree.begin() + std::min<size_t>(3, disagree.size())),
+                                                              "; "),
+                                                         disagree.size() > 3 ? "; ..." : ""));
   return r;
 }
 

@@ -13,6 +13,8 @@ std::string EnvEvidence(const PythonEnv& env) {
 
 HostCuda HostCudaVersion(const HostFacts& f) {
   HostCuda h;
+  auto tk = ReadCudaToolkitVersion(f.ctx().fs);
+  if (tk) h.toolkit = fmt::format("CUDA toolkit {} (from {})", tk->version, tk->file);
   const auto& snap = f.gpu();
   if (snap.any() && snap.gpus[0].cuda_driver_version) {
     int v = *snap.gpus[0].cuda_driver_version;
@@ -22,7 +24,7 @@ HostCuda HostCudaVersion(const HostFacts& f) {
     h.from_driver = true;
     return h;
   }
-  if (auto tk = ReadCudaToolkitVersion(f.ctx().fs)) {
+  if (tk) {
     h.text = tk->version;
     auto dot = tk->version.find('.');
     if (auto m = ParseInt(std::string_view(tk->version).substr(0, dot))) h.major = static_cast<int>(*m);

@@ -17,6 +17,7 @@ struct HostCuda {
   std::string text;  ///< "13.0"
   std::string from;  ///< "NVML driver", "/usr/local/cuda/version.json"
   bool from_driver = false;  ///< the driver's CUDA version (what a wheel needs), not a toolkit's
+  std::string toolkit;       ///< "CUDA toolkit 13.0 (from ...)" when one is under --root, else ""
 };
 HostCuda HostCudaVersion(const HostFacts& f);
 

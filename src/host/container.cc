@@ -87,6 +87,32 @@ std::optional<ToolkitVersion> ReadCudaToolkitVersion(const HostFs& fs) {
     if (StartsWith(s, "CUDA Version ") && sp != std::string_view::npos)
       return ToolkitVersion{std::string(s.substr(sp + 1)), "/usr/local/cuda/version.txt"};
   }
+  // Toolkits installed from the CUDA wheels (and some distro packages) ship neither file: the
+  // versioned directory the /usr/local/cuda link points to, else the runtime's soname.
+  if (auto link = fs.ReadLink("/usr/local/cuda")) {
+    std::string_view leaf = *link;
+    while (!leaf.empty() && leaf.back() == '/') leaf.remove_suffix(1);
+    leaf = leaf.substr(leaf.rfind('/') + 1);
+    if (StartsWith(leaf, "cuda-")) {
+      std::string_view v = leaf.substr(5);
+      size_t dot = v.find('.');
+      if (dot != std::string_view::npos && ParseInt(v.substr(0, dot)) && ParseInt(v.substr(dot + 1)))
+        return ToolkitVersion{std::string(v), "/usr/local/cuda -> " + *link + " (no version.json)"};
+    }
+  }
+  for (const char* dir : {"/usr/local/cuda/lib64", "/usr/local/cuda/lib"}) {
+    auto files = fs.List(dir);
+    if (!files) continue;
+    std::optional<int64_t> best;
+    for (const auto& f : *files) {
+      if (!StartsWith(f, "libcudart.so.")) continue;
+      std::string_view rest = std::string_view(f).substr(13);
+      if (auto m = ParseInt(rest.substr(0, rest.find('.'))); m && (!best || *m > *best)) best = *m;
+    }
+    if (best)
+      return ToolkitVersion{std::to_string(*best), std::string(dir) + "/libcudart.so." + std::to_string(*best) +
+                                                       " soname (major only; no version.json)"};
+  }
   return std::nullopt;
 }
 
@@ -94,18 +120,6 @@ std::string UnameMachine() {
   struct utsname u {};
   if (::uname(&u) != 0) return "";
   return u.machine;
-}
-
-std::string FindCuobjdump(const Context& ctx) {
-  std::string in_root = ctx.fs.Path("/usr/local/cuda/bin/cuobjdump");
-  if (::access(in_root.c_str(), X_OK) == 0) return in_root;
-  const std::string path = ctx.Getenv("PATH");  // the views below point into it
-  for (auto dir : Split(path, ':')) {
-    if (dir.empty()) continue;
-    std::string cand = std::string(dir) + "/cuobjdump";
-    if (::access(cand.c_str(), X_OK) == 0) return cand;
-  }
-  return "";
 }
 
 }  // namespace sparkops

@@ -29,7 +29,9 @@ ContainerInfo DetectContainer(const Context& ctx);
 std::optional<std::string> NvidiaDriverVersionLine(const HostFs& fs);
 
 /// The CUDA toolkit under --root: /usr/local/cuda/version.json ("cuda": {"version": "13.0.48"}),
-/// else version.txt ("CUDA Version 12.2.140"). Returns {version, file read}; absent when none.
+/// else version.txt ("CUDA Version 12.2.140"), else the versioned dir /usr/local/cuda links to
+/// ("cuda-13.0"), else the major of lib64/libcudart.so.N. Returns {version, where it came from};
+/// absent when none of these exists (the version is then unknown, never guessed).
 struct ToolkitVersion {
   std::string version, file;
 };
@@ -40,7 +42,5 @@ std::optional<std::string> ParseCudaVersionJson(std::string_view text);
 /// This machine's `uname -m` ("aarch64", "x86_64").
 std::string UnameMachine();
 
-/// cuobjdump to use: /usr/local/cuda/bin/cuobjdump under --root, else on ctx.env's PATH; "" if none.
-std::string FindCuobjdump(const Context& ctx);
 
 }  // namespace sparkops

@@ -61,7 +61,7 @@ LinkReport AnalyzeCudaLinks(const Inventory& inv, const LdsoEnv& env, const std:
         continue;
       }
       ++rep.objects_read;
-      ObjectLink link{label, obj, {}, {}};
+      ObjectLink link{label, p->norm, p->name, obj, {}, {}};
       for (const auto& n : info->needed) {
         if (!IsCudaLibrary(n)) continue;
         // ld.so reuses an already-loaded library with the same soname before searching anything:
@@ -99,6 +99,21 @@ LinkReport AnalyzeCudaLinks(const Inventory& inv, const LdsoEnv& env, const std:
     }
   }
   return rep;
+}
+
+std::vector<PackageLink> LinksByPackage(const LinkReport& rep) {
+  std::vector<PackageLink> out;
+  for (const auto& o : rep.objects) {
+    auto it = std::find_if(out.begin(), out.end(), [&](const PackageLink& p) { return p.label == o.package; });
+    if (it == out.end()) it = out.insert(out.end(), PackageLink{o.package, o.norm, o.name, 0, {}, {}, {}});
+    ++it->objects;
+    for (const auto& n : o.needs) {
+      it->libraries.insert(CanonicalSoname(n.soname));
+      if (!n.found) it->missing.insert(n.soname);
+    }
+    it->majors.insert(o.majors.begin(), o.majors.end());
+  }
+  return out;
 }
 
 }  // namespace sparkops

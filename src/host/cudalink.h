@@ -24,6 +24,8 @@ struct CudaNeed {
 
 struct ObjectLink {
   std::string package;   ///< "torch 2.9.1+cu130" (dist-info name and version)
+  std::string norm;      ///< normalized distribution name ("torch")
+  std::string name;      ///< distribution name as in METADATA ("xformers")
   std::string path;      ///< the object, real path
   std::vector<CudaNeed> needs;
   std::set<int> majors;  ///< CUDA majors pinned by its NEEDED toolkit sonames
@@ -37,6 +39,17 @@ struct LinkReport {
   std::vector<std::string> notes;            ///< e.g. which bitsandbytes object was counted
   size_t objects_read = 0;
 };
+
+/// What the CUDA-linked objects of one owning package link, for counting and blame.
+struct PackageLink {
+  std::string label, norm, name;     ///< "xformers 0.0.35", "xformers", "xformers"
+  size_t objects = 0;                ///< its objects with a CUDA NEEDED entry
+  std::set<std::string> libraries;   ///< distinct CUDA libraries, vendored hashes removed
+  std::set<int> majors;              ///< CUDA majors its objects pin
+  std::set<std::string> missing;     ///< NEEDED CUDA names ld.so would not find
+};
+/// The report grouped by owning package, in report order (torch first). Pure.
+std::vector<PackageLink> LinksByPackage(const LinkReport& rep);
 
 /// `torch_cuda`: torch.version.cuda ("13.0"), empty for a CPU build or no torch.
 /// `bnb_cuda_version`: the BNB_CUDA_VERSION env value ("" when unset).

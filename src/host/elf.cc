@@ -8,9 +8,11 @@
 #include <unistd.h>
 
 #include <cctype>
+#include <algorithm>
 #include <cstring>
 #include <memory>
 #include <optional>
+#include <utility>
 
 #include "base/strings.h"
 
@@ -97,9 +99,10 @@ Result<ElfInfo> ReadElf(const std::string& path, const ElfLimits& limits) {
 }
 
 namespace {
-/// Calls `fn(string_view)` with the `.nv_fatbin` bytes of `path` (mapped, not copied); "" if none.
+/// Opens `path` and calls `fn(file, &shdr, scn)` for its `.nv_fatbin` section, or
+/// `fn(file, nullptr, nullptr)` when it has none. `fn` returns a Result.
 template <typename Fn>
-auto WithFatbinSection(const std::string& path, size_t max_bytes, Fn fn) -> Result<decltype(fn(std::string_view()))> {
+auto WithFatbinSection(const std::string& path, Fn fn) -> decltype(fn(std::declval<const ElfFile&>(), nullptr, nullptr)) {
   auto opened = OpenElf(path, ElfLimits{});
   if (!opened) return std::unexpected(opened.error());
   Elf* elf = (*opened)->elf;
@@ -109,23 +112,20 @@ auto WithFatbinSection(const std::string& path, size_t max_bytes, Fn fn) -> Resu
     GElf_Shdr sh;
     if (!gelf_getshdr(scn, &sh)) return InputError(path + ": damaged ELF section header");
     const char* nm = elf_strptr(elf, shstrndx, sh.sh_name);
-    if (!nm || std::strcmp(nm, ".nv_fatbin") != 0) continue;
-    if (sh.sh_type == SHT_NOBITS) return fn(std::string_view());
-    if (sh.sh_size > max_bytes) return InputError(path + ": .nv_fatbin larger than the scan limit");
-    Elf_Data* data = elf_getdata(scn, nullptr);
-    if (!data || !data->d_buf) return InputError(path + ": damaged ELF: .nv_fatbin unreadable");
-    return fn(std::string_view(static_cast<const char*>(data->d_buf), data->d_size));
+    if (nm && std::strcmp(nm, ".nv_fatbin") == 0) return fn(**opened, &sh, scn);
   }
-  return fn(std::string_view());
+  return fn(**opened, nullptr, nullptr);
 }
 }  // namespace
 
-Result<std::vector<CudaArch>> ScanFatbinFile(const std::string& path) {
-  return WithFatbinSection(path, 4ull << 30, [](std::string_view d) { return ScanFatbin(d); });
-}
-
 Result<std::string> ReadFatbinSection(const std::string& path, size_t max_bytes) {
-  return WithFatbinSection(path, max_bytes, [](std::string_view d) { return std::string(d); });
+  return WithFatbinSection(path, [&](const ElfFile&, const GElf_Shdr* sh, Elf_Scn* scn) -> Result<std::string> {
+    if (!sh || sh->sh_type == SHT_NOBITS) return std::string();
+    if (sh->sh_size > max_bytes) return InputError(path + ": .nv_fatbin larger than the scan limit");
+    Elf_Data* data = elf_getdata(scn, nullptr);
+    if (!data || !data->d_buf) return InputError(path + ": damaged ELF: .nv_fatbin unreadable");
+    return std::string(static_cast<const char*>(data->d_buf), data->d_size);
+  });
 }
 
 std::string ElfMachineName(uint16_t machine) {
@@ -188,7 +188,7 @@ std::optional<CudaArch> CuobjdumpListLine(std::string_view l) {
   else return std::nullopt;
   if (head.find_first_of("\r\n") != std::string_view::npos) return std::nullopt;  // '.' stops there
   size_t arch = any + head.size() + 1;
-  return CudaArch{std::string(l.substr(arch, arch_end - arch)), kind == "PTX"};
+  return MakeCudaArch(l.substr(arch, arch_end - arch), kind == "PTX");
 }
 }  // namespace
 
@@ -206,20 +206,91 @@ std::vector<CudaArch> ParseCuobjdumpList(std::string_view text) {
   return out;
 }
 
-namespace {
-template <typename T>
-T LoadLe(std::string_view d, size_t off) {
-  T v{};
-  std::memcpy(&v, d.data() + off, sizeof(T));  // little-endian hosts only (x86-64, aarch64)
-  return v;
+CudaArch MakeCudaArch(std::string_view name, bool ptx) {
+  CudaArch a{std::string(name), ptx, 0, 0, false};
+  std::string_view n = name;
+  if (n.starts_with("sm_")) n.remove_prefix(3);
+  else if (n.starts_with("compute_")) n.remove_prefix(8);
+  else return a;
+  if (!n.empty() && (n.back() == 'a' || n.back() == 'f')) {
+    a.suffix = n.back();
+    n.remove_suffix(1);
+  }
+  if (n.empty() || n.size() > 4) return a;
+  int v = 0;
+  for (char c : n) {
+    if (!IsDigit(c)) return a;
+    v = v * 10 + (c - '0');
+  }
+  a.sm = v;
+  return a;
 }
-}  // namespace
 
-std::vector<CudaArch> ScanFatbin(std::string_view d) {
-  // Layout (reverse-engineered, UNVERIFIED; checks-spec §0.6): a 16-byte header
-  // {u32 magic 0xBA55ED50, u16 version, u16 header_size, u64 entries_size}, then entries
-  // {u16 kind (1 PTX, 2 ELF), u16, u32 header_size, u64 payload_size, u32, u32, u16 minor,
-  //  u16 major, u32 arch (e.g. 121), ..., u64 flags @40 (0x2000 = compressed)}.
+CudaRun RunsOn(const CudaArch& a, int cc_major, int cc_minor) {
+  if (a.sm <= 0) return CudaRun::kNo;
+  const int x = a.sm / 10, y = a.sm % 10;
+  const bool same = cc_major == x && cc_minor == y;
+  const bool family = cc_major == x && cc_minor >= y;  // same major, same or later minor
+  if (!a.ptx) {
+    bool ok = a.suffix == 'a' ? same : family;  // generic and 'f' cubins: the family members
+    return ok ? CudaRun::kNative : CudaRun::kNo;
+  }
+  bool ok = a.suffix == 'a'   ? same
+            : a.suffix == 'f' ? family
+                              : std::pair{cc_major, cc_minor} >= std::pair{x, y};
+  return ok ? CudaRun::kJit : CudaRun::kNo;
+}
+
+bool IsNvfp4Target(const CudaArch& a) {
+  int major = a.sm / 10;
+  return (a.suffix == 'a' || a.suffix == 'f') && (major == 10 || major == 12);
+}
+
+namespace {
+/// Fatbin bytes held in memory.
+struct ViewSource {
+  std::string_view d;
+  bool Get(uint64_t off, void* dst, size_t n) {
+    if (off > d.size() || n > d.size() - off) return false;
+    std::memcpy(dst, d.data() + off, n);
+    return true;
+  }
+};
+
+/// Fatbin bytes read from a file with pread through one 4 KiB buffer: only the pages holding
+/// headers are read, and nothing is mapped (a mapping's touched pages would count as RSS).
+struct PreadSource {
+  int fd;
+  uint64_t base, size;
+  char buf[4096];
+  uint64_t buf_off = 0;
+  size_t buf_len = 0;
+  bool Get(uint64_t off, void* dst, size_t n) {
+    if (off > size || n > size - off || n > sizeof buf) return false;
+    if (off < buf_off || off + n > buf_off + buf_len) {
+      size_t want = static_cast<size_t>(std::min<uint64_t>(sizeof buf, size - off));
+      ssize_t got = ::pread(fd, buf, want, static_cast<off_t>(base + off));
+      if (got < 0 || static_cast<size_t>(got) < n) return false;
+      buf_off = off;
+      buf_len = static_cast<size_t>(got);
+    }
+    std::memcpy(dst, buf + (off - buf_off), n);
+    return true;
+  }
+};
+
+template <typename T, typename Source>
+bool Load(Source& src, uint64_t off, T& v) {
+  return src.Get(off, &v, sizeof(T));  // little-endian hosts only (x86-64, aarch64)
+}
+
+template <typename Source>
+std::vector<CudaArch> ScanFatbinFrom(Source& src, uint64_t size) {
+  // Layout (reverse-engineered; checked against vLLM 0.33.0's objects and nvcc 13.0 output, see
+  // docs/preflight-real-wheels.md): a 16-byte header {u32 magic 0xBA55ED50, u16 version,
+  // u16 header_size, u64 entries_size}, then entries {u16 kind (1 PTX, 2 ELF), u16, u32 header_size,
+  // u64 payload_size, u32, u32, u16 minor, u16 major, u32 arch (e.g. 121) @28, u32, u32,
+  // u64 flags @40}. Only headers are read: payloads (often compressed) are skipped over.
   constexpr uint32_t kMagic = 0xBA55ED50u;
   std::vector<CudaArch> out;
   auto add = [&](CudaArch a) {
@@ -227,50 +298,58 @@ std::vector<CudaArch> ScanFatbin(std::string_view d) {
       if (x.name == a.name && x.ptx == a.ptx) return;
     out.push_back(std::move(a));
   };
-  size_t pos = 0;
-  while (pos + 16 <= d.size()) {
-    if (LoadLe<uint32_t>(d, pos) != kMagic) {
+  uint64_t pos = 0;
+  while (pos + 16 <= size) {
+    uint32_t magic = 0;
+    uint16_t hsize = 0;
+    uint64_t fsize = 0;
+    if (!Load(src, pos, magic) || !Load(src, pos + 6, hsize) || !Load(src, pos + 8, fsize)) break;
+    if (magic != kMagic) {
       pos += 8;  // fatbins are 8-byte aligned inside the section
       continue;
     }
-    uint16_t hsize = LoadLe<uint16_t>(d, pos + 6);
-    uint64_t fsize = LoadLe<uint64_t>(d, pos + 8);
-    if (hsize < 16 || fsize > d.size() || pos + hsize + fsize > d.size()) break;  // damaged: stop
-    size_t e = pos + hsize, end = pos + hsize + fsize;
+    if (hsize < 16 || hsize > size - pos || fsize > size - pos - hsize) break;  // damaged: stop
+    uint64_t e = pos + hsize, end = pos + hsize + fsize;
     while (e + 64 <= end) {
-      uint16_t kind = LoadLe<uint16_t>(d, e);
-      uint32_t ehsize = LoadLe<uint32_t>(d, e + 4);
-      uint64_t psize = LoadLe<uint64_t>(d, e + 8);
-      uint32_t arch = LoadLe<uint32_t>(d, e + 28);
-      uint64_t flags = LoadLe<uint64_t>(d, e + 40);
+      uint16_t kind = 0;
+      uint32_t ehsize = 0, arch = 0;
+      uint64_t psize = 0, flags = 0;
+      if (!Load(src, e, kind) || !Load(src, e + 4, ehsize) || !Load(src, e + 8, psize) || !Load(src, e + 28, arch) ||
+          !Load(src, e + 40, flags))
+        break;
       if (ehsize < 64 || ehsize > end - e || psize > end - e - ehsize) break;
-      std::string_view payload = d.substr(e + ehsize, psize);
-      bool compressed = (flags & 0x2000) != 0;
-      if (kind == 1) {
-        std::string name = "compute_" + std::to_string(arch);
-        if (!compressed) {  // ".target sm_121a" gives the exact target, suffix included
-          size_t t = payload.find(".target");
-          if (t != std::string_view::npos) {
-            size_t s = payload.find("sm_", t);
-            if (s != std::string_view::npos && s < t + 16) {
-              size_t k = s + 3;
-              while (k < payload.size() && (std::isdigit(static_cast<unsigned char>(payload[k])) ||
-                                            payload[k] == 'a' || payload[k] == 'f'))
-                ++k;
-              if (k > s + 3) name = "compute_" + std::string(payload.substr(s + 3, k - s - 3));
-            }
-          }
-        }
-        add({name, true});
-      } else if (kind == 2) {
-        add({"sm_" + std::to_string(arch), false});
+      if ((kind == 1 || kind == 2) && arch > 0 && arch < 10000) {
+        std::string name = (kind == 1 ? "compute_" : "sm_") + std::to_string(arch);
+        if (flags & kFatbinArchSpecific) name += 'a';
+        else if (flags & kFatbinFamily) name += 'f';
+        CudaArch a = MakeCudaArch(name, kind == 1);
+        a.compressed = (flags & (kFatbinCompressed | kFatbinCompressed2)) != 0;
+        add(std::move(a));
       }
       e += ehsize + psize;
     }
-    pos = end;
-    pos = (pos + 7) & ~size_t{7};
+    pos = (end + 7) & ~uint64_t{7};
   }
   return out;
+}
+}  // namespace
+
+std::vector<CudaArch> ScanFatbin(std::string_view d) {
+  ViewSource src{d};
+  return ScanFatbinFrom(src, d.size());
+}
+
+Result<std::vector<CudaArch>> ScanFatbinFile(const std::string& path) {
+  using Out = Result<std::vector<CudaArch>>;
+  return WithFatbinSection(path, [&](const ElfFile& f, const GElf_Shdr* sh, Elf_Scn*) -> Out {
+    if (!sh || sh->sh_type == SHT_NOBITS) return std::vector<CudaArch>{};
+    struct stat st {};
+    if (::fstat(f.fd, &st) != 0 || sh->sh_offset > static_cast<uint64_t>(st.st_size) ||
+        sh->sh_size > static_cast<uint64_t>(st.st_size) - sh->sh_offset)
+      return InputError(path + ": damaged ELF: .nv_fatbin extends past the end of the file");
+    auto src = std::make_unique<PreadSource>(PreadSource{f.fd, sh->sh_offset, sh->sh_size, {}, 0, 0});
+    return ScanFatbinFrom(*src, sh->sh_size);
+  });
 }
 
 }  // namespace sparkops

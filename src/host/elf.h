@@ -38,16 +38,41 @@ std::string ElfMachineName(uint16_t machine);
 /// e_machine value for a `uname -m` machine string ("x86_64" -> 62, "aarch64" -> 183); 0 if unknown.
 uint16_t ElfMachineFromUname(std::string_view uname_machine);
 
-/// One embedded CUDA code object: "sm_121a", "sm_120", "compute_120" (PTX).
+/// One embedded CUDA code object: "sm_121a", "sm_120f", "sm_120", "compute_120f" (PTX).
 struct CudaArch {
-  std::string name;   ///< "sm_121a", "compute_120"; "sm_121" when the suffix could not be decoded
+  std::string name;   ///< "sm_121a", "compute_120f": prefix, SM number, suffix
   bool ptx = false;   ///< true for PTX (compute_XY), false for a cubin (sm_XY)
+  int sm = 0;         ///< 121 for CC 12.1; 0 when the name carries no number
+  char suffix = 0;    ///< 'a' (arch-specific), 'f' (family-specific) or 0 (generic)
+  bool compressed = false;  ///< the fatbin entry's payload is compressed (read from its header only)
 };
+
+/// A CudaArch from its name ("sm_120f", "compute_90a"); sm 0 when the name has no SM number.
+CudaArch MakeCudaArch(std::string_view name, bool ptx);
+
+/// How code for `a` runs on a GPU of compute capability cc_major.cc_minor (CUDA's compatibility
+/// rules, per entry). Pure.
+///   cubin sm_XY  : natively on CC X.Z with Z >= Y (same major)
+///   cubin sm_XYa : natively on CC X.Y only
+///   cubin sm_XYf : natively on the family members: CC X.Z with Z >= Y (12.0f covers 12.0, 12.1)
+///   PTX compute_XY : JIT-compiled on any CC >= X.Y; compute_XYa only on X.Y; compute_XYf on the family
+enum class CudaRun { kNo, kNative, kJit };
+CudaRun RunsOn(const CudaArch& a, int cc_major, int cc_minor);
+
+/// NVFP4-capable code: an arch- or family-specific (a/f) target of CC 10.x or 12.x (the
+/// Blackwell FP4 tensor-core instructions exist only in those targets).
+bool IsNvfp4Target(const CudaArch& a);
+
+/// Fatbin entry flag bits (entry header offset +40), read from real wheels (vLLM 0.33.0) and
+/// nvcc 13.0 output: family-specific (sm_XYf / compute_XYf), arch-specific (sm_XYa / compute_XYa),
+/// and the two payload compressions (0x2000 older, 0x8000 CUDA 12.8+).
+inline constexpr uint64_t kFatbinFamily = 0x200000, kFatbinArchSpecific = 0x100000;
+inline constexpr uint64_t kFatbinCompressed = 0x2000, kFatbinCompressed2 = 0x8000;
 
 /// How the arch list was obtained.
 struct CudaArchList {
   std::vector<CudaArch> arches;
-  std::string method;  ///< "cuobjdump", "fatbin scan", or "" when it could not tell
+  std::string method;  ///< "fatbin scan" (or "cuobjdump" where a caller used it), "" when it could not tell
   std::string note;    ///< why it could not tell / caveats
   bool known() const { return !method.empty(); }
 };
@@ -57,12 +82,14 @@ struct CudaArchList {
 std::vector<CudaArch> ParseCuobjdumpList(std::string_view text);
 
 /// Scans a `.nv_fatbin` section's bytes (fatbin magic 0xBA55ED50 headers) for the code entries it
-/// holds. Pure; bounded by `data.size()`. PTX entries whose text is stored uncompressed give their
-/// `.target` (with suffix); cubin entries give `sm_<N>` from the entry header.
+/// holds. Pure; bounded by `data.size()`; reads entry headers only (a compressed payload is never
+/// decompressed): kind (1 PTX, 2 cubin), SM number (+28) and the a/f flags (+40).
 std::vector<CudaArch> ScanFatbin(std::string_view data);
 
-/// ScanFatbin over the `.nv_fatbin` section of `path`, read in place from the mapped file (no
-/// copy: the section of a large extension can be hundreds of MB). Empty when there is none.
+/// ScanFatbin over the `.nv_fatbin` section of `path`: the section is located through the ELF
+/// section headers, then only the fatbin and entry headers are read with pread (4 KiB at a time;
+/// payloads are skipped, nothing of the section is mapped, so RSS does not grow with the
+/// hundreds of MB a large extension holds). Empty when there is none.
 Result<std::vector<CudaArch>> ScanFatbinFile(const std::string& path);
 
 /// The raw bytes of the `.nv_fatbin` section of `path` (empty when none), at most `max_bytes`.

@@ -21,6 +21,7 @@ bool FileExists(const std::string& p) {
   std::error_code ec;
   return fs::exists(p, ec) && !fs::is_directory(p, ec);
 }
+bool IsHexDigit(char c) { return IsDigit(c) || (c >= 'a' && c <= 'f'); }
 void AddUnique(std::vector<std::string>& v, const std::string& s) {
   if (std::find(v.begin(), v.end(), s) == v.end()) v.push_back(s);
 }
@@ -57,7 +58,7 @@ LdsoEnv MakeLdsoEnv(const Context& ctx, const std::vector<std::string>& site_dir
   if (auto files = ctx.fs.List("/etc/ld.so.conf.d")) {
     std::sort(files->begin(), files->end());
     for (const auto& f : *files) {
-      if (!EndsWith(f, ".conf")) continue;
+      if (!EndsWith(f, ".conf")) continue;  // (dirs listed there come first: conf_dirs counts them)
       if (auto text = ctx.fs.Read("/etc/ld.so.conf.d/" + f, 1u << 16))
         for (auto line : SplitLines(*text)) {
           line = Trim(line);
@@ -65,6 +66,7 @@ LdsoEnv MakeLdsoEnv(const Context& ctx, const std::vector<std::string>& site_dir
         }
     }
   }
+  env.conf_dirs = env.system_dirs.size();
   for (const char* d : {"/lib", "/usr/lib", "/lib/aarch64-linux-gnu", "/usr/lib/aarch64-linux-gnu",
                         "/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu", "/lib64", "/usr/lib64",
                         "/usr/local/cuda/lib64"})
@@ -98,7 +100,20 @@ Resolution ResolveNeeded(const std::string& needed, const ElfInfo& obj, const st
   return {std::nullopt, ""};
 }
 
-bool IsCudaLibrary(std::string_view so) {
+std::string CanonicalSoname(std::string_view so) {
+  size_t at = so.find(".so");
+  while (at != std::string_view::npos && at + 3 < so.size() && so[at + 3] != '.') at = so.find(".so", at + 1);
+  if (at == std::string_view::npos) return std::string(so);
+  size_t h = at;
+  while (h > 0 && IsHexDigit(so[h - 1])) --h;
+  const size_t len = at - h;
+  if (len < 8 || len > 16 || h < 2 || (so[h - 1] != '-' && so[h - 1] != '.')) return std::string(so);
+  return std::string(so.substr(0, h - 1)) + std::string(so.substr(at));
+}
+
+bool IsCudaLibrary(std::string_view raw) {
+  const std::string canon = CanonicalSoname(raw);
+  std::string_view so = canon;
   for (std::string_view p : {"libcudart.", "libcublas.", "libcublasLt.", "libcufft.", "libcufftw.", "libcusparse.",
                              "libcusolver.", "libcurand.", "libnvrtc.", "libnvJitLink.", "libcudnn", "libcupti.",
                              "libnvToolsExt.", "libcufile.", "libnccl.", "libcusparseLt.", "libnvshmem"})
@@ -106,7 +121,9 @@ bool IsCudaLibrary(std::string_view so) {
   return false;
 }
 
-std::optional<int> CudaMajorOfSoname(std::string_view so) {
+std::optional<int> CudaMajorOfSoname(std::string_view raw) {
+  const std::string canon = CanonicalSoname(raw);
+  std::string_view so = canon;
   for (std::string_view p : {"libcudart.so.", "libcublas.so.", "libcublasLt.so.", "libcufft.so.", "libcusparse.so.",
                              "libcusolver.so.", "libcurand.so.", "libnvrtc.so.", "libnvJitLink.so.", "libcupti.so."}) {
     if (!StartsWith(so, p)) continue;

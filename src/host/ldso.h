@@ -17,6 +17,7 @@ struct LdsoEnv {
   std::vector<std::string> ld_library_path;  ///< from the user's LD_LIBRARY_PATH
   std::vector<std::string> pip_nvidia_dirs;  ///< <site>/nvidia/*/lib, <site>/nvidia/cu13/lib
   std::vector<std::string> system_dirs;      ///< ld.so.conf.d dirs + defaults, real paths under --root
+  size_t conf_dirs = 0;                      ///< the first conf_dirs of system_dirs came from ld.so.conf.d
 };
 
 /// Builds the search environment: LD_LIBRARY_PATH from ctx.env; ld.so.conf.d and default dirs
@@ -36,7 +37,12 @@ struct Resolution {
 Resolution ResolveNeeded(const std::string& needed, const ElfInfo& obj, const std::string& obj_path,
                          const LdsoEnv& env);
 
-/// True for the CUDA libraries G1 tracks (libcudart, libcublas(Lt), libcufft, libcusparse,
+/// A vendored library's name without the hash that auditwheel (and similar tools) add:
+/// "libcudart-1a2b3c4d.so.12.3.101" -> "libcudart.so.12.3.101", "libcudart.5e6f7a8b.so.13" ->
+/// "libcudart.so.13" (8-16 hex digits after '-' or '.', right before ".so"); others unchanged. Pure.
+std::string CanonicalSoname(std::string_view soname);
+
+/// True for the CUDA libraries G1 tracks (vendored, hashed names included) (libcudart, libcublas(Lt), libcufft, libcusparse,
 /// libcusolver, libcurand, libnvrtc, libnvJitLink, libcudnn, libcupti, libnvToolsExt ...).
 bool IsCudaLibrary(std::string_view soname);
 /// The CUDA major a CUDA toolkit soname pins: "libcudart.so.12" -> 12, "libcublasLt.so.13" -> 13,

@@ -126,6 +126,35 @@ Result<std::vector<std::string>> ProbeInterpreter(const Context& ctx, const std:
   return out;
 }
 
+/// True when `dir` holds at least one *.dist-info or *.egg-info entry.
+bool HasDistributions(const std::string& dir) {
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
+    std::string n = e.path().filename().string();
+    if (EndsWith(n, ".dist-info") || EndsWith(n, ".egg-info")) return true;
+  }
+  return false;
+}
+
+/// A --site-packages argument: a site-packages dir as is; a venv root (pyvenv.cfg) or conda root
+/// (conda-meta/) resolves to its lib/python3.*/site-packages. Input error naming what was looked
+/// for when the result holds no distribution at all.
+Result<std::vector<std::string>> ResolveSitePackagesArg(const std::string& d) {
+  std::vector<std::string> dirs{d};
+  const bool venv = std::filesystem::exists(d + "/pyvenv.cfg"), conda = IsDir(d + "/conda-meta");
+  if (venv || conda) {
+    dirs = GlobSitePackages(d, "site-packages");
+    if (dirs.empty())
+      return InputError("--site-packages " + d + ": a " + (venv ? "venv root (pyvenv.cfg)" : "conda root (conda-meta/)") +
+                        " without lib/python3.*/site-packages");
+  }
+  for (const auto& x : dirs)
+    if (HasDistributions(x)) return dirs;
+  return InputError("--site-packages " + d + ": no *.dist-info or *.egg-info directory in " + Join(dirs, ", ") +
+                    " (looked for installed distributions; give <env>/lib/python3.X/site-packages, or the venv/"
+                    "conda root holding pyvenv.cfg or conda-meta/)");
+}
+
 }  // namespace
 
 Result<PythonEnv> DiscoverPython(const Context& ctx, const std::string& python_exe,
@@ -135,13 +164,18 @@ Result<PythonEnv> DiscoverPython(const Context& ctx, const std::string& python_e
     env.source = "--site-packages";
     for (const auto& d : site_packages) {
       if (!IsDir(d)) return InputError("--site-packages " + d + ": not a directory");
-      env.site_dirs.push_back(d);
+      auto dirs = ResolveSitePackagesArg(d);
+      if (!dirs) return std::unexpected(dirs.error());
+      if (dirs->size() != 1 || dirs->front() != d) env.notes.push_back(d + " is an environment root: using " + Join(*dirs, ", "));
+      for (auto& x : *dirs) env.site_dirs.push_back(std::move(x));
     }
     return env;
   }
   if (!python_exe.empty()) {
     auto dirs = ProbeInterpreter(ctx, python_exe);
-    if (!dirs) return InputError("--python " + python_exe + ": " + dirs.error().message);
+    if (!dirs)
+      return InputError("--python " + python_exe + ": ran `" + python_exe +
+                        " -S -c <probe printing sys.prefix, sys.version, sys.path>`: " + dirs.error().message);
     env.source = "--python " + python_exe;
     env.site_dirs = *dirs;
     return env;

@@ -1,0 +1,22 @@
+# Timing helpers shared by the preflight benchmarks (sourced; RUNS must be set by the caller).
+now_ns() { date +%s%N; }
+# median of the numbers on stdin
+median() { sort -n | awk '{a[NR]=$1} END {if (NR%2) print a[(NR+1)/2]; else print (a[NR/2]+a[NR/2+1])/2}'; }
+# time_runs CMD...: prints RUNS wall times in ms, one per line (first a discarded warm-up run)
+time_runs() {
+  "$@" >/dev/null 2>&1 || true
+  for _ in $(seq "$RUNS"); do
+    local t0 t1
+    t0=$(now_ns); "$@" >/dev/null 2>&1 || true; t1=$(now_ns)
+    awk -v a="$t0" -v b="$t1" 'BEGIN {printf "%.3f\n", (b - a) / 1e6}'
+  done
+}
+peak_rss_kib() { /usr/bin/time -f %M "$@" 2>&1 >/dev/null | tail -1; }
+# cpu_runs CMD...: RUNS user+sys CPU times in ms (GNU time, 10 ms resolution) - robust on a busy box
+cpu_runs() {
+  for _ in $(seq "$RUNS"); do
+    /usr/bin/time -f '%U %S' "$@" 2>&1 >/dev/null | tail -1 | awk '{printf "%.0f\n", ($1 + $2) * 1000}'
+  done
+}
+
+mib() { awk -v k="$1" 'BEGIN {printf "%.1f", k / 1024}'; }
