@@ -94,8 +94,13 @@ std::vector<nlohmann::json> RunGuard(const testing::TempDir& d, std::vector<std:
   ::waitpid(g, &st, 0);
   *rc = ShellStatus(st);
   std::vector<nlohmann::json> lines;
-  for (auto l : SplitLines(testing::ReadFileOrDie(out)))
-    if (!l.empty()) lines.push_back(nlohmann::json::parse(l));
+  const std::string text = testing::ReadFileOrDie(out);  // SplitLines views into it: keep it alive
+  for (auto l : SplitLines(text)) {
+    if (l.empty()) continue;
+    auto j = nlohmann::json::parse(l, nullptr, false);
+    EXPECT_FALSE(j.is_discarded()) << "not a JSON line: '" << l << "'";
+    if (!j.is_discarded()) lines.push_back(std::move(j));
+  }
   return lines;
 }
 

@@ -447,7 +447,8 @@ TEST(RunFault, KillMinus9AtRandomMomentsNeverLosesOrCorruptsRecords) {
     // wait until it is done; train.log's records before its `train_log_offset` are run's own.
     std::optional<size_t> seam;
     for (int w = 0; w < 1500 && !seam; ++w) {
-      for (auto l : SplitLines(ReadOrEmpty(dir + "/events.jsonl"))) {
+      const std::string events = ReadOrEmpty(dir + "/events.jsonl");  // SplitLines views into it
+      for (auto l : SplitLines(events)) {
         auto j = nlohmann::json::parse(l, nullptr, false);
         if (j.is_object() && j.value("type", "") == "supervisor_lost" && j.value("stage", "") == "done") seam = 0;
       }
@@ -456,7 +457,8 @@ TEST(RunFault, KillMinus9AtRandomMomentsNeverLosesOrCorruptsRecords) {
     EXPECT_TRUE(seam) << "kill " << i << ": the sentinel did not finish";
     while (subreaper && waitpid(-1, nullptr, WNOHANG) > 0) {  // the sentinel, ours to reap as well
     }
-    for (auto l : SplitLines(ReadOrEmpty(dir + "/events.jsonl"))) {
+    const std::string events_after = ReadOrEmpty(dir + "/events.jsonl");
+    for (auto l : SplitLines(events_after)) {
       auto j = nlohmann::json::parse(l, nullptr, false);
       if (j.is_object() && j.value("stage", "") == "terminate" && j.contains("train_log_offset"))
         seam = j["train_log_offset"].get<size_t>();

@@ -174,7 +174,8 @@ std::string AnalyzeJson(const std::string& dir, const std::string& root) {
 // The story of issue 5: the GPU heats up; when the step time triples midway it sets SW thermal
 // slowdown and its clocks fall (the trainer's hook opens the stub scenario's gate); `analyze`
 // finds one thermal slowdown starting at the right step. (Steps of 30/60 ms let a loaded CI
-// machine's scheduling delays move the change point two steps early.)
+// machine's scheduling delays move the change point early: seen 2 steps, and 3 once the episode
+// rules of issue 24 merged short gaps, at load average ~6.)
 TEST(RunEndToEnd, ThermalSlowdownIsFoundAtTheRightStep) {
   TempDir d;
   std::string dir = d.path() + "/r", gate = d.path() + "/gate";
@@ -194,7 +195,7 @@ TEST(RunEndToEnd, ThermalSlowdownIsFoundAtTheRightStep) {
   ASSERT_EQ(j["events"].size(), 1u) << j.dump(2);
   EXPECT_EQ(j["events"][0]["cause"], "thermal") << j.dump(2);
   int64_t start = j["events"][0]["start_step"];
-  EXPECT_GE(start, 49);
+  EXPECT_GE(start, 48);
   EXPECT_LE(start, 56);
   auto summary = nlohmann::json::parse(ReadFileOrDie(dir + "/summary.json"));
   EXPECT_EQ(summary["events"][0]["cause"], "thermal");

@@ -63,7 +63,9 @@ TEST(SampleCmd, GoldenGb10LoadScenario) {
                          "--interval", "0.001"});
   ASSERT_EQ(r.rc, 0) << r.err;
   ExpectCompleteRows(r.out);
-  EXPECT_EQ(testing::CheckGolden("sample_gb10_load.csv", MaskTimestamps(r.out)), "");
+  // A slot missed on a loaded machine (1 ms interval) is recorded as an event: timing, not golden.
+  std::string rows = std::regex_replace(MaskTimestamps(r.out), std::regex(";?missed_slots:[0-9]+"), "");
+  EXPECT_EQ(testing::CheckGolden("sample_gb10_load.csv", rows), "");
   // Events also go to stderr, with the row's timestamp; the lost GPU is explained once.
   for (const char* e : {" event thermal_signature\n", " event throttle_start:sw_thermal\n", " event hot\n",
                         " event throttle_start:sw_thermal+sw_power_cap\n", " event throttle_end\n", " event pd_degraded\n"})

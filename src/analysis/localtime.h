@@ -8,18 +8,18 @@
 
 #include "base/error.h"
 #include "base/timefmt.h"
+#include "host/hostfs.h"
 #include "host/tzfile.h"
 
 namespace sparkops {
-
-class HostFs;
 
 class LocalZone {
  public:
   /// `zone`: "" (the host's /etc/localtime), "UTC"/"Z", a fixed offset "+05:30"/"-0800"/"UTC+2",
   /// an IANA name ("Europe/Berlin") read once from the tz database under `fs`'s root, or a POSIX
   /// TZ rule. An unknown zone is an Input error naming it. Never touches the process's TZ.
-  static Result<LocalZone> Make(const std::string& zone, const HostFs& fs);
+  /// `fs` defaults to the real machine's root (fixed offsets and "UTC" never read it).
+  static Result<LocalZone> Make(const std::string& zone, const HostFs& fs = HostFs("/"));
 
   /// Seconds east of UTC for a local wall-clock time given as if it were UTC (Unix seconds).
   int64_t OffsetForLocal(int64_t local_as_utc_s) const;

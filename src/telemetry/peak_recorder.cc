@@ -41,7 +41,7 @@ std::string RecordPlanAndPeak(Context& ctx, RunRecorder& rec, const std::string&
   const int rc = CmdPlan(pctx, args);
   if (rc != 0 && rc != 1) return "--plan-args: " + err.str();
   if (!rec.WriteFile("plan.json", out.str())) return "cannot write plan.json";
-  auto zone = LocalZone::Make("UTC");
+  auto zone = LocalZone::Make("UTC", ctx.fs);
   if (!zone) return "no UTC zone";
   auto series = ReadThermalCsv(dir + "/thermal.csv", *zone);
   if (!series) return "peak: " + series.error().message;

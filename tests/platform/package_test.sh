@@ -20,13 +20,12 @@ deb="$scratch/out/sparkops_${version}_${deb_arch}.deb"
 [ -f "$deb" ] || { ls "$scratch/out"; fail "no $deb"; }
 echo "built $(basename "$deb") ($(stat -c %s "$deb") bytes)"
 
-# Metadata: the right architecture; dependencies are Debian runtime libraries, never NVIDIA's.
+# Metadata: the right architecture; the binary needs glibc only (cmake/static_deps.cmake), so the
+# package depends on libc6 alone, never on NVIDIA's packages.
 [ "$(dpkg-deb -f "$deb" Architecture)" = "$deb_arch" ] || fail "Architecture is not $deb_arch"
 depends=$(dpkg-deb -f "$deb" Depends)
 echo "Depends: $depends"
-for lib in libc6 libstdc++6; do
-  grep -q "\b$lib\b" <<<"$depends" || fail "Depends lacks $lib"
-done
+[[ "$depends" =~ ^libc6\ \(\>=\ 2\.[0-9]+\)$ ]] || fail "Depends is not libc6 (>= 2.x) alone: $depends"
 grep -qiE 'nvidia|cuda|nvml' <<<"$depends" && fail "Depends names an NVIDIA package"
 # Every dependency is a Debian package present on this (build) system for the package's architecture.
 for pkg in $(sed 's/([^)]*)//g; s/[,|]/ /g' <<<"$depends"); do
