@@ -62,7 +62,8 @@ TEST(HttpRequestHead, IncompleteWantsMore) {
 TEST(HttpRequestHead, MalformedIsRejected400) {
   for (const std::string& in : std::vector<std::string>{"garbage\r\n\r\n", "GET /metrics HTTP/9.9\r\n\r\n", "BREW /metrics HTTP/1.1\r\n\r\n",
                          "get / HTTP/1.1\r\n\r\n", "GET  / HTTP/1.1\r\n\r\n", "GET / HTTP/1.1 \r\n\r\n",
-                         "GET HTTP/1.1\r\n\r\n", "GET / HTTP/1.1\r\n folded\r\n\r\n", "GET / HTTP/1.1\r\nNoColon\r\n\r\n",
+                         "GET HTTP/1.1\r\n\r\n", "GET ? HTTP/1.0\r\n\r\n" /* fuzz: no path */, "GET ?x=1 HTTP/1.1\r\n\r\n",
+                         "GET / HTTP/1.1\r\n folded\r\n\r\n", "GET / HTTP/1.1\r\nNoColon\r\n\r\n",
                          "GET / HTTP/1.1\r\nBad Name: v\r\n\r\n", "GET / HTTP/1.1\r\nName : v\r\n\r\n",
                          "GET / HTTP/1.1\r\nContent-Length: x\r\n\r\n", "GET / HTTP/1.1\r\nContent-Length: -1\r\n\r\n",
                          "GET / HTTP/1.1\r\nContent-Length: 1\r\nContent-Length: 1\r\n\r\n",

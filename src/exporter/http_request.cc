@@ -102,6 +102,7 @@ RequestHead ParseRequestHead(std::string_view buf) {
   else if (version != "HTTP/1.1")
     return Reject(400);
   h.path = target.substr(0, target.find('?'));
+  if (h.path.empty()) return Reject(400);  // "?x": no path at all (origin-form needs one)
   h.keep_alive = !h.http10;
 
   bool have_length = false, connection_close = false, connection_keep = false;
