@@ -88,6 +88,12 @@ std::vector<std::string> TargetArgv(const std::vector<std::string>& argv) {
   return full;
 }
 
+std::string TargetShell(const std::vector<std::string>& argv) {
+  std::string s;
+  for (const auto& a : TargetArgv(argv)) s += (s.empty() ? "'" : " '") + a + "'";
+  return s;
+}
+
 std::string BuildArch() { return SPARKOPS_TEST_BUILD_ARCH; }
 
 std::string ReadFileOrDie(const std::string& path) {

@@ -21,6 +21,7 @@
 #include "guard/watcher.h"
 #include "host/dropcaches.h"
 #include "host/gpu.h"
+#include "host/pidns.h"
 #include "host/proctable.h"
 
 namespace sparkops {
@@ -37,7 +38,9 @@ bool Nap(double s) {
   return !g_quit;
 }
 
-/// Every process of this machine (signals go to real PIDs even under --root) with its GPU memory.
+/// Every process of this machine (signals go to real PIDs even under --root) with its GPU memory,
+/// under the PID this process signals it by. A process /proc shows outside this PID namespace
+/// (host/pidns.h) is left out: its number here would name another process.
 std::vector<guard::Candidate> Candidates(const Context& ctx) {
   std::vector<guard::Candidate> out;
   auto table = ReadProcessTable(HostFs("/"));
@@ -48,7 +51,9 @@ std::vector<guard::Candidate> Candidates(const Context& ctx) {
       for (const GpuProcess& p : g.processes)
         if (p.used_bytes) gpu[p.pid] += *p.used_bytes;
   for (const ProcessInfo& p : *table) {
-    guard::Candidate c{p.pid, p.name, Join(p.argv, " "), p.rss_bytes, std::nullopt};
+    auto local = LocalPidOf(p.pid, &p.nspid);
+    if (!local) continue;
+    guard::Candidate c{*local, p.name, Join(p.argv, " "), p.rss_bytes, std::nullopt};
     if (auto it = gpu.find(p.pid); it != gpu.end()) c.gpu = it->second;
     out.push_back(std::move(c));
   }
