@@ -238,7 +238,7 @@ TEST(RunGuard, StopsARealAllocatingProcessBeforeTwoGiB) {
   TempDir d;
   uint64_t floor_mib = (*mem->available - kGiB) >> 20;
   auto lr = Start("", d.path() + "/r", {"--min-available", std::to_string(floor_mib) + "M", "--grace", "2"},
-                  "exec " + testing::BuildArtifact("guard_alloc") + " 64 50 3072");
+                  "exec " + testing::TargetShell({testing::BuildArtifact("guard_alloc"), "64", "50", "3072"}));
   std::string err;
   EXPECT_EQ(Finish(lr, &err), 75) << err;
   auto g = OfType(lr.dir, "memory_guard");
