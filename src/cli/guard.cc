@@ -17,6 +17,7 @@
 #include "cli/flags.h"
 #include "cli/guard_flags.h"
 #include "guard/event.h"
+#include "guard/ledger.h"
 #include "guard/victim.h"
 #include "guard/watcher.h"
 #include "host/dropcaches.h"
@@ -115,6 +116,13 @@ int CmdGuard(Context& ctx, const std::vector<std::string>& args) {
   ::sigaction(SIGTERM, &sa, &old_term);
   g_quit = 0;
 
+  guard::Ledger initial;
+  initial.mode = "host", initial.min_available_bytes = config->floor, initial.max_pressure = config->max_pressure;
+  initial.dry_run = dry_run;
+  guard::LedgerWriter ledger(guard::ResolveLedgerDir(ctx.Getenv("SPARKOPS_GUARD_LEDGER"), ::geteuid()), initial);
+  if (auto e = ledger.error())
+    ctx.err << "sparkops guard: no ledger, so the exporter will not count this guard's actions: " << *e << "\n";
+
   auto start = Head("guard_start");
   const auto settings = GuardConfigJson(*config);
   for (auto& [k, v] : settings.items()) start[k] = v;
@@ -122,6 +130,7 @@ int CmdGuard(Context& ctx, const std::vector<std::string>& args) {
   start["dry_run"] = dry_run;
   start["mlockall"] = locked;
   start["oom_score_adj_lowered"] = adjusted;
+  if (!ledger.path().empty() && !ledger.error()) start["ledger"] = ledger.path();
   Emit(ctx, start);
 
   guard::State state;
@@ -139,6 +148,7 @@ int CmdGuard(Context& ctx, const std::vector<std::string>& args) {
     guard::ActionRecord a = guard::MakeRecord(d, *r, *config);
     if (d.action == guard::Action::kFlush) {
       a.flush_ok = !dry_run && guard::WriteDropCachesAt(drop_caches.c_str());
+      if (!dry_run) ledger.Count("flush", guard::ToString(d.reason));
       auto j = Head("memory_guard");
       const auto fields = guard::GuardEventFields(a, {});
       for (auto& [k, v] : fields.items()) j[k] = v;
@@ -172,12 +182,14 @@ int CmdGuard(Context& ctx, const std::vector<std::string>& args) {
       e["dry_run"] = dry_run;
       return e;
     };
+    ledger.Count(dry_run ? "would_terminate" : "terminate", guard::ToString(d.reason));
     Emit(ctx, event());
     double until = guard::MonoSeconds() + grace;
     while (!dry_run && guard::ProcessAlive(victim.pid) && guard::MonoSeconds() < until && !g_quit) Nap(0.05);
     if (!dry_run && guard::ProcessAlive(victim.pid) && !g_quit) {
       ::kill(static_cast<pid_t>(victim.pid), SIGKILL);
       a.killed = true;
+      ledger.Count("kill", guard::ToString(d.reason));
       Emit(ctx, event());
     }
     state = {};
