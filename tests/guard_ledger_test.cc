@@ -51,8 +51,12 @@ TEST(GuardLedger, JsonRoundTripAndErrorsNameTheField) {
       {R"({"pid":1,"start_ticks":1,"mode":"run","min_available_bytes":1.5,"actions":[]})", "field min_available_bytes"},
       {R"({"pid":1,"start_ticks":1,"mode":"run","min_available_bytes":1})", "field actions"},
       {R"({"pid":1,"start_ticks":1,"mode":"run","min_available_bytes":1,"actions":[{"action":"kill"}]})", "field actions"},
-      {R"({"pid":1,"start_ticks":1,"mode":"run","min_available_bytes":1,"actions":[{"action":"kill","reason":"x","count":-2}]})",
+      {R"({"pid":1,"start_ticks":1,"mode":"run","min_available_bytes":1,"actions":[{"action":"kill","reason":"pressure","count":-2}]})",
        "field actions"},
+      {R"({"pid":1,"start_ticks":1,"mode":"run","min_available_bytes":1,"actions":[{"action":"x","reason":"pressure","count":2}]})",
+       "unknown action 'x'"},
+      {R"({"pid":1,"start_ticks":1,"mode":"run","min_available_bytes":1,"actions":[{"action":"kill","reason":"y","count":2}]})",
+       "unknown reason 'y'"},
       {R"({"pid":1,"start_ticks":1,"mode":"run","min_available_bytes":1,"max_pressure":1e400,"actions":[]})", "JSON object"},
       {R"({"pid":1,"start_ticks":1,"mode":"run","min_available_bytes":1,"max_pressure":101,"actions":[]})", "field max_pressure"},
   };

@@ -83,7 +83,11 @@ Result<Ledger> ParseLedger(std::string_view text) {
         !a["reason"].is_string() || !a.contains("count") || !a["count"].is_number_unsigned())
       return InputError("field actions: an entry is not {action, reason, count}");
     const std::string action = a["action"], reason = a["reason"];
-    if (action.size() > 32 || reason.size() > 32) return InputError("field actions: a name longer than 32 bytes");
+    // Only the names a guard writes: a ledger in a user's runtime directory must not mint series.
+    if (action != "flush" && action != "terminate" && action != "kill" && action != "would_terminate")
+      return InputError("field actions: unknown action '" + action.substr(0, 32) + "'");
+    if (reason != "min_available" && reason != "pressure")
+      return InputError("field actions: unknown reason '" + reason.substr(0, 32) + "'");
     l.actions[{action, reason}] = a["count"].get<uint64_t>();
   }
   return l;
