@@ -119,7 +119,7 @@ int CmdExporter(Context& ctx, const std::vector<std::string>& args) {
   cache.Stop();
   if (!served) {
     ctx.err << "sparkops exporter: " << served.error().message << "\n";
-    return kExitProblem;
+    return served.error().kind == Error::Kind::kInput ? kExitUsage : kExitProblem;
   }
   ctx.out << "sparkops exporter: stopped\n" << std::flush;
   return kExitOk;
