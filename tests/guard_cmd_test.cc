@@ -141,7 +141,8 @@ TEST(GuardCmd, DryRunOnlyLogsTheLargest) {
                             "guardtest-.*-" + std::to_string(::getpid())},
                         [&] {
                           std::error_code ec;
-                          return std::filesystem::file_size(out, ec) > 0 &&
+                          const auto size = std::filesystem::file_size(out, ec);  // (uintmax_t)-1 on error
+                          return !ec && size > 0 &&
                                  testing::ReadFileOrDie(out).find("would_terminate") != std::string::npos;
                         },
                         &rc);

@@ -137,7 +137,8 @@ TEST(PidNs, RunInsideANamespaceWithTheOuterProcMeasuresTheJob) {
     if (f.size() >= 2 && !f[f.size() - 2].empty())
       best = std::max(best, std::strtod(std::string(f[f.size() - 2]).c_str(), nullptr));
   }
-  EXPECT_GT(best, 0.5) << "the busy job was not found under /proc's number for it\n" << csv;
+  // A busy job on a loaded 2-core machine gets well under a core; not found, it reads ~0.02.
+  EXPECT_GT(best, 0.15) << "the busy job was not found under /proc's number for it\n" << csv;
 }
 
 }  // namespace
