@@ -4,7 +4,9 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <filesystem>
 #include <memory>
+#include <set>
 
 #include "exporter/collectors.h"
 #include "exporter/metrics_cache.h"
@@ -289,8 +291,106 @@ TEST(ExporterBinary, PortInUseIsAProblemExit) {
   port = port.substr(0, port.find('/'));
   auto r = testing::RunBinary({"--root", Fixture("gb10"), "exporter", "--listen", "127.0.0.1:" + port}, {}, 10000);
   EXPECT_EQ(r.rc, 1) << r.err;
-  EXPECT_NE(r.err.find("cannot bind 127.0.0.1:" + port), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("cannot bind 127.0.0.1:" + port + ": Address already in use"), std::string::npos) << r.err;
   EXPECT_TRUE(first.Stop(SIGTERM, 5000).has_value());
+}
+
+// An address that is not this machine's (TEST-NET-1, RFC 5737) is a usage error, like a malformed one.
+TEST(ExporterBinary, AddressNotOfThisMachineIsAUsageError) {
+  for (const char* listen : {"192.0.2.1:9842", "[2001:db8::1]:9842"}) {
+    auto r = testing::RunBinary({"--root", Fixture("gb10"), "exporter", "--listen", listen}, {}, 10000);
+    EXPECT_EQ(r.rc, 2) << listen << ": " << r.err;
+    EXPECT_NE(r.err.find("not an address of this machine"), std::string::npos) << r.err;
+  }
+}
+
+}  // namespace
+}  // namespace sparkops
+
+namespace sparkops {
+namespace {
+
+/// Sends `bytes` on a new connection, half-closes it, and returns everything the server sent
+/// before it closed (or 5 s passed).
+std::string RawExchange(int port, const std::string& bytes) {
+  int fd = testing::ConnectLoopback(port);
+  if (fd < 0) return "<no connection>";
+  for (size_t sent = 0; sent < bytes.size();) {
+    ssize_t n = ::send(fd, bytes.data() + sent, bytes.size() - sent, MSG_NOSIGNAL);
+    if (n <= 0) break;  // the server may close early (a 431 before the end of a flood)
+    sent += static_cast<size_t>(n);
+  }
+  ::shutdown(fd, SHUT_WR);
+  std::string got;
+  char buf[4096];
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (std::chrono::steady_clock::now() < until) {
+    pollfd p{fd, POLLIN, 0};
+    if (::poll(&p, 1, 200) <= 0) continue;
+    ssize_t n = ::recv(fd, buf, sizeof buf, 0);
+    if (n <= 0) break;
+    got.append(buf, static_cast<size_t>(n));
+  }
+  ::close(fd);
+  return got;
+}
+
+/// The status codes of every reply in `got` (a metrics body never holds "HTTP/1.1 ").
+std::vector<int> StatusCodes(const std::string& got) {
+  std::vector<int> out;
+  for (size_t at = got.find("HTTP/1.1 "); at != std::string::npos; at = got.find("HTTP/1.1 ", at + 1))
+    out.push_back(std::atoi(got.substr(at + 9, 3).c_str()));
+  return out;
+}
+
+// The committed fuzz corpus of the request parser (fuzz/corpus/http_request) and a set of hostile
+// heads, each sent raw to a live exporter: every reply starts with a well-formed status line of an
+// expected code, and the exporter still serves a normal scrape after all of them.
+TEST(ExporterBinary, RawRequestsFromTheFuzzCorpusGetWellFormedStatusLines) {
+  Child ex(testing::TargetArgv({SparkopsBin(), "--root", Fixture("gb10"), "--nvml", "none", "--nvidia-smi", "none",
+                                "exporter", "--listen", "127.0.0.1:0", "--preflight-interval", "0"}));
+  auto line = ex.ReadLine(10000);
+  ASSERT_TRUE(line.has_value());
+  const int port = std::atoi(line->substr(line->find("127.0.0.1:") + 10).c_str());
+  ASSERT_GT(port, 0);
+  struct Case {
+    std::string name, bytes;
+    std::vector<int> want;  // every reply's code; empty: any well-formed reply, or none
+  };
+  std::vector<Case> cases = {
+      {"scrape", "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n", {200}},
+      {"head", "HEAD /metrics HTTP/1.1\r\nHost: x\r\n\r\n", {200}},
+      {"http/1.0", "GET /metrics HTTP/1.0\r\n\r\n", {200}},
+      {"not found", "GET /nope HTTP/1.1\r\nHost: x\r\n\r\n", {404}},
+      {"post", "POST /metrics HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n", {405}},
+      {"no path", "GET ? HTTP/1.1\r\n\r\n", {400}},
+      {"no version", "GET /metrics\r\n\r\n", {400}},
+      {"garbage", std::string("\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03", 11) + "\r\n\r\n", {400}},
+      {"nul in path", std::string("GET /met\0rics HTTP/1.1\r\n\r\n", 26), {}},
+      {"huge head", "GET /metrics HTTP/1.1\r\nX: " + std::string(64 * 1024, 'a') + "\r\n\r\n", {431}},
+      {"lf only", "GET /metrics HTTP/1.1\nHost: x\n\n", {}},
+      {"incomplete", "GET /metrics HTTP/1.1\r\nHost:", {}},
+  };
+  const std::map<std::string, std::vector<int>> corpus_want = {
+      {"body", {405}}, {"pipelined_10", {200, 200}}, {"prometheus_scrape", {200}}};
+  for (const auto& e : std::filesystem::directory_iterator(std::string(SPARKOPS_TEST_SOURCE_DIR) + "/../fuzz/corpus/http_request")) {
+    auto it = corpus_want.find(e.path().filename().string());
+    cases.push_back({"corpus " + e.path().filename().string(), testing::ReadFileOrDie(e.path().string()),
+                     it == corpus_want.end() ? std::vector<int>{} : it->second});
+  }
+  const std::set<int> known = {200, 400, 404, 405, 408, 413, 414, 431, 501, 505};
+  for (const Case& c : cases) {
+    const std::string got = RawExchange(port, c.bytes);
+    const std::vector<int> codes = StatusCodes(got);
+    if (!got.empty()) ASSERT_FALSE(codes.empty()) << c.name << ": not an HTTP reply: " << got.substr(0, 200);
+    if (!got.empty()) EXPECT_EQ(got.rfind("HTTP/1.1 ", 0), 0u) << c.name;
+    for (int code : codes) EXPECT_TRUE(known.count(code)) << c.name << ": status " << code;
+    if (!c.want.empty()) EXPECT_EQ(codes, c.want) << c.name << ": " << got.substr(0, 200);
+    std::printf("%-28s -> %zu replies%s%s\n", c.name.c_str(), codes.size(), codes.empty() ? "" : ", first ",
+                codes.empty() ? "" : std::to_string(codes.front()).c_str());
+  }
+  EXPECT_EQ(StatusCodes(RawExchange(port, "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n")), std::vector<int>{200});
+  EXPECT_TRUE(ex.Stop(SIGTERM, 5000).has_value());
 }
 
 }  // namespace

@@ -106,8 +106,9 @@ std::vector<nlohmann::json> RunGuard(const testing::TempDir& d, std::vector<std:
 
 TEST(GuardCmd, StopsTheLargestAllowedProcessAndRespectsAvoid) {
   testing::TempDir d;
-  std::string alloc = testing::BuildArtifact("guard_alloc");
-  Kid big("exec -a guardtest-avoidme-" + std::to_string(::getpid()) + " " + alloc + " 64 0 128");
+  // Through the emulator in a cross build (an aarch64 program cannot be exec'd on the build host).
+  std::string alloc = testing::TargetShell({testing::BuildArtifact("guard_alloc"), "64", "0", "128"});
+  Kid big("exec -a guardtest-avoidme-" + std::to_string(::getpid()) + " " + alloc);
   Kid small("exec -a guardtest-small-" + std::to_string(::getpid()) + " sleep 600");
   std::this_thread::sleep_for(300ms);  // both exec'd and the big one holds its 128 MiB
   int rc = -1;
@@ -130,8 +131,8 @@ TEST(GuardCmd, StopsTheLargestAllowedProcessAndRespectsAvoid) {
 
 TEST(GuardCmd, DryRunOnlyLogsTheLargest) {
   testing::TempDir d;
-  std::string alloc = testing::BuildArtifact("guard_alloc");
-  Kid big("exec -a guardtest-big-" + std::to_string(::getpid()) + " " + alloc + " 64 0 128");
+  std::string alloc = testing::TargetShell({testing::BuildArtifact("guard_alloc"), "64", "0", "128"});
+  Kid big("exec -a guardtest-big-" + std::to_string(::getpid()) + " " + alloc);
   Kid small("exec -a guardtest-small-" + std::to_string(::getpid()) + " sleep 600");
   std::this_thread::sleep_for(300ms);
   int rc = -1;

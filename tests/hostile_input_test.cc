@@ -10,6 +10,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <thread>
@@ -93,6 +94,38 @@ TEST(NumbersFromTheCommandLine, EveryNumericFlagIsExit2NamingFlagValueAndRange) 
       EXPECT_EQ(r.rc, 2) << f.flag << " " << v << ": " << r.err;
       EXPECT_NE(r.err.find(std::string(f.flag) + " " + v), std::string::npos) << r.err;
       EXPECT_NE(r.err.find("must be"), std::string::npos) << r.err;
+    }
+  }
+}
+
+// Flags whose value is text with a grammar: every hostile value is exit 2 naming the flag, before
+// anything starts (a `run` job never runs on a mistyped --plan-args).
+TEST(TextFlags, HostileValuesAreExit2NamingTheFlagBeforeAnythingStarts) {
+  TempDir d;
+  const std::string marker = d.path() + "/job-ran";
+  std::string log = d.Write("train.log", "step 1 loss 2\nstep 2 loss 1.9\n");
+  struct Case {
+    std::vector<std::string> before;
+    const char* flag;
+    std::vector<std::string> bad;
+    std::vector<std::string> after;
+  } cases[] = {
+      {{"guard"}, "--min-available", {"", "nan", "inf", "-1", "0", "0%", "100%", "200%", "1e30G", "5x", "18446744073709551616"}, {}},
+      {{"run", "--out", d.path() + "/r1"}, "--min-available", {"", "nan", "-8G", "6%%"}, {"--", "touch", marker}},
+      {{"analyze", "--log", log}, "--step-format", {"", "nan", "x{", "{nope}", std::string(3000, 'a')}, {}},
+      {{"run", "--out", d.path() + "/r2"}, "--plan-args",
+       {"", "--nonsense", "llama-3.1-8b --seq nan", "no-such-model-xyz", "llama-3.1-8b --method nope"}, {"--", "touch", marker}},
+  };
+  for (const auto& c : cases) {
+    for (const std::string& v : c.bad) {
+      std::vector<std::string> args = {"--root", Fixture("gb10"), "--nvml", "none", "--nvidia-smi", "none"};
+      args.insert(args.end(), c.before.begin(), c.before.end());
+      args.insert(args.end(), {c.flag, v});
+      args.insert(args.end(), c.after.begin(), c.after.end());
+      auto r = RunInProcess(args);
+      EXPECT_EQ(r.rc, 2) << c.flag << " '" << v.substr(0, 40) << "': " << r.err;
+      EXPECT_NE(r.err.find(c.flag), std::string::npos) << r.err;
+      EXPECT_FALSE(std::filesystem::exists(marker)) << c.flag << " '" << v << "': the job ran";
     }
   }
 }

@@ -79,6 +79,10 @@ ExporterInputs FullInputs() {
                 {"G4", CheckStatus::kPass, "no throttling", {}, "", false}};
   in.preflight = pf;
   in.collectors = {{"gpu", true, 0.0125, ""}, {"memory", true, 0.0001, ""}, {"workloads", false, 0.5, "boom"}};
+  guard::Ledger g;  // a running `sparkops guard` that stopped one process
+  g.pid = 4242, g.mode = "host", g.min_available_bytes = 6442450944, g.max_pressure = 40;
+  g.actions[{"terminate", "min_available"}] = 1;
+  in.guards = {{g, true}};
   return in;
 }
 

@@ -19,7 +19,7 @@ needed)
   needed=$("$objdump" -p "$bin" | awk '$1=="NEEDED" {print $2}' | sort)
   echo "NEEDED: $(echo $needed)"
   [ -n "$needed" ] || fail "no NEEDED entries: not a dynamic glibc binary"
-  echo "$needed" | grep -qx 'libc.so.6' || fail "libc.so.6 missing from NEEDED"
+  grep -qx 'libc.so.6' <<<"$needed" || fail "libc.so.6 missing from NEEDED"
   bad=$(echo "$needed" | grep -Evx 'libc\.so\.6|libm\.so\.6|ld-linux-(x86-64|aarch64)\.so\.[12]' || true)
   [ -z "$bad" ] || fail "needs more than glibc: $bad"
   ;;
@@ -27,7 +27,7 @@ glibc)
   objdump=$1 bin=$2 max=$3
   versions=$("$objdump" -T "$bin" | grep -oE '\((GLIBC|GLIBCXX|CXXABI|GCC)_[0-9.]+\)' | tr -d '()' | sort -u)
   echo "symbol versions: $(echo $versions)"
-  echo "$versions" | grep -q '^GLIBC_' || fail "no GLIBC_ symbol versions found: objdump -T output not understood"
+  grep -q '^GLIBC_' <<<"$versions" || fail "no GLIBC_ symbol versions found: objdump -T output not understood"
   other=$(echo "$versions" | grep -v '^GLIBC_' || true)
   [ -z "$other" ] || fail "libstdc++/libgcc symbols are imported: $other"
   newest=$(echo "$versions" | sed 's/^GLIBC_//' | sort -V | tail -1)
@@ -40,7 +40,9 @@ debug)
   ! grep -qE '\.debug_info|\.symtab' <<<"$sections" || fail "$bin is not stripped"
   link=$("$readelf" --string-dump=.gnu_debuglink "$bin" 2>/dev/null | awk '/\]/ {print $3}' | head -1)
   [ "$link" = "$(basename "$debug")" ] || fail ".gnu_debuglink is '$link', expected $(basename "$debug")"
-  "$readelf" -S -W "$debug" | grep -q '\.debug_info' || fail "$debug holds no .debug_info"
+  # Captured first: `readelf | grep -q` under pipefail fails when grep exits before readelf is done.
+  debug_sections=$("$readelf" -S -W "$debug")
+  grep -q '\.debug_info' <<<"$debug_sections" || fail "$debug holds no .debug_info"
   # The binary and the debug file come from the same link (same build id).
   build_id() { "$readelf" -n "$1" 2>/dev/null | awk '/Build ID/ {print $3}'; }
   [ -n "$(build_id "$bin")" ] && [ "$(build_id "$bin")" = "$(build_id "$debug")" ] || fail "build ids differ"
@@ -93,7 +95,8 @@ scratch)
     [ "$out_in" = "$out_out" ] || { diff <(echo "$out_in") <(echo "$out_out") >&2 || true; fail "sparkops $*: output differs"; }
   }
   check --version
-  inside --version | grep -q "^sparkops .*$arch" || fail "--version does not name $arch"
+  version=$(inside --version)
+  grep -q "^sparkops .*$arch" <<<"$version" || fail "--version does not name $arch"
   check --root fixtures/gb10 preflight
   check plan llama-3.3-70b --method qlora --seq 4096 --root fixtures/gb10
   ;;

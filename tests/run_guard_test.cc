@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "base/strings.h"
+#include "guard/ledger.h"
 #include "guard/event.h"
 #include "host/child.h"
 #include "host/meminfo.h"
@@ -111,6 +112,7 @@ const char* kIgnoresTerm = "trap 'echo ignoring TERM' TERM; echo ready; while :;
 
 TEST(RunGuard, TerminatesTheJobWhenMemAvailableFallsBelowTheFloor) {
   FakeHost h(20 * kGiB);
+  testing::ScopedEnv ledger("SPARKOPS_GUARD_LEDGER", h.d.path() + "/ledgers");  // inherited by run
   auto lr = Start(h.root, h.d.path() + "/r", {"--min-available", "8G", "--grace", "5"}, kTrapsTerm);
   std::this_thread::sleep_for(1500ms);  // above the floor: nothing happens
   EXPECT_TRUE(OfType(lr.dir, "memory_guard").empty());
@@ -132,6 +134,15 @@ TEST(RunGuard, TerminatesTheJobWhenMemAvailableFallsBelowTheFloor) {
   EXPECT_EQ(g[0]["page_cache_bytes"], 3 * kGiB);
   EXPECT_NEAR(g[0]["psi_full_avg10"].get<double>(), 0.5, 1e-9);
   EXPECT_GT(g[0]["job_rss_bytes"].get<uint64_t>(), 0u);  // bash, from this machine's /proc
+  // The guard's ledger (for the exporter): mode run, its floor, one terminate.
+  std::vector<std::string> files;
+  for (const auto& e : std::filesystem::directory_iterator(h.d.path() + "/ledgers")) files.push_back(e.path().string());
+  ASSERT_EQ(files.size(), 1u);
+  auto l = guard::ParseLedger(ReadFileOrDie(files[0]));
+  ASSERT_TRUE(l) << l.error().message;
+  EXPECT_EQ(l->mode, "run");
+  EXPECT_EQ(l->min_available_bytes, 8 * kGiB);
+  EXPECT_EQ((l->actions[{"terminate", "min_available"}]), 1u) << ReadFileOrDie(files[0]);
   EXPECT_FALSE(g[0].contains("job_gpu_bytes"));          // no GPU under --root: absent, not 0
   auto exits = OfType(lr.dir, "exit");
   ASSERT_EQ(exits.size(), 1u);
@@ -238,7 +249,7 @@ TEST(RunGuard, StopsARealAllocatingProcessBeforeTwoGiB) {
   TempDir d;
   uint64_t floor_mib = (*mem->available - kGiB) >> 20;
   auto lr = Start("", d.path() + "/r", {"--min-available", std::to_string(floor_mib) + "M", "--grace", "2"},
-                  "exec " + testing::BuildArtifact("guard_alloc") + " 64 50 3072");
+                  "exec " + testing::TargetShell({testing::BuildArtifact("guard_alloc"), "64", "50", "3072"}));
   std::string err;
   EXPECT_EQ(Finish(lr, &err), 75) << err;
   auto g = OfType(lr.dir, "memory_guard");

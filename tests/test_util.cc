@@ -16,10 +16,23 @@ extern char** environ;
 
 namespace sparkops::testing {
 
+namespace {
+// Guards started by the tests keep no ledger in the real /run (guard/ledger.h) unless a test asks
+// for one: set for every child that inherits this environment, and added to explicit ones below.
+constexpr const char* kLedgerVar = "SPARKOPS_GUARD_LEDGER";
+const bool kNoLedgerByDefault = ::setenv(kLedgerVar, "none", 0) == 0;
+
+std::map<std::string, std::string> WithTestDefaults(std::map<std::string, std::string> env) {
+  (void)kNoLedgerByDefault;
+  env.emplace(kLedgerVar, "none");  // unless the test set it
+  return env;
+}
+}  // namespace
+
 RunOutput RunInProcess(const std::vector<std::string>& args, const std::map<std::string, std::string>& env) {
   std::ostringstream out, err;
   RunOutput r;
-  r.rc = Run(args, env, out, err);
+  r.rc = Run(args, WithTestDefaults(env), out, err);
   r.out = out.str();
   r.err = err.str();
   return r;
@@ -31,7 +44,7 @@ RunOutput RunBinary(const std::vector<std::string>& args, const std::map<std::st
   argv.insert(argv.end(), args.begin(), args.end());
   CommandOptions opts;
   opts.timeout = std::chrono::milliseconds(timeout_ms);
-  std::map<std::string, std::string> full = env;
+  std::map<std::string, std::string> full = WithTestDefaults(env);
   if (!full.count("PATH")) full["PATH"] = "/usr/bin:/bin";
   opts.env = full;
   auto res = RunCommand(argv, opts);
@@ -86,6 +99,12 @@ std::vector<std::string> TargetArgv(const std::vector<std::string>& argv) {
   std::vector<std::string> full = TargetEmulator();
   full.insert(full.end(), argv.begin(), argv.end());
   return full;
+}
+
+std::string TargetShell(const std::vector<std::string>& argv) {
+  std::string s;
+  for (const auto& a : TargetArgv(argv)) s += (s.empty() ? "'" : " '") + a + "'";
+  return s;
 }
 
 std::string BuildArch() { return SPARKOPS_TEST_BUILD_ARCH; }

@@ -41,6 +41,9 @@ std::vector<std::string> TargetEmulator();
 /// `argv` with TargetEmulator() in front: use it for every test-built program run as a subprocess
 /// (RunBinary already does). Scripts and host tools (/bin/sh) are run as they are.
 std::vector<std::string> TargetArgv(const std::vector<std::string>& argv);
+/// TargetArgv(argv) as one shell word list, each word single-quoted: for `bash -c` scripts that
+/// start a test-built program (`exec -a NAME ` + TargetShell({...})). Words must not hold a quote.
+std::string TargetShell(const std::vector<std::string>& argv);
 /// The architecture the tests (and sparkops) were built for, as CMake names it: "x86_64", "aarch64".
 std::string BuildArch();
 

@@ -21,7 +21,8 @@ int CmdAnalyze(Context& ctx, const std::vector<std::string>& args) {
   app->add_option("--tz", tz, "zone of zone-less timestamps (default: TZ), e.g. UTC, +02:00, Europe/Berlin");
   app->add_option("--step-format", step_format,
                   "template for step lines no built-in parser reads, e.g. 'step {step} loss {loss}' "
-                  "(fields: step total loss time ms its throughput lr _ *)");
+                  "(fields: step total loss time ms its throughput lr _ *)")
+      ->check(NonEmpty());
   if (auto rc = ParseFlags(*app, args, ctx)) return *rc;
   if (dir.empty() == log.empty()) {
     ctx.err << "sparkops analyze: give a run directory or --log FILE (exactly one)\n";

@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <cmath>
+#include <map>
 #include <thread>
 
 #include "base/error.h"
@@ -90,6 +91,8 @@ int CmdExporter(Context& ctx, const std::vector<std::string>& args) {
       c.inputs.collectors.push_back(
           {"preflight", true, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), ""});
     }
+    std::map<std::string, std::string> logged;
+    LogCollectorErrors(ctx.err, c.inputs.collectors, &logged);
     ctx.out << RenderMetrics(c.inputs);
     return kExitOk;
   }
@@ -116,7 +119,7 @@ int CmdExporter(Context& ctx, const std::vector<std::string>& args) {
   cache.Stop();
   if (!served) {
     ctx.err << "sparkops exporter: " << served.error().message << "\n";
-    return kExitProblem;
+    return served.error().kind == Error::Kind::kInput ? kExitUsage : kExitProblem;
   }
   ctx.out << "sparkops exporter: stopped\n" << std::flush;
   return kExitOk;

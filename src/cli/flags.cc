@@ -6,6 +6,10 @@
 
 namespace sparkops {
 
+CLI::Validator NonEmpty() {
+  return CLI::Validator([](std::string& v) { return v.empty() ? std::string("empty value") : std::string(); }, "", "NonEmpty");
+}
+
 std::unique_ptr<CLI::App> NewApp(const std::string& command, const std::string& description) {
   auto app = std::make_unique<CLI::App>(description, "sparkops " + command);
   app->footer(

@@ -30,6 +30,10 @@ CLI::Option* AddNumber(CLI::App& app, const std::string& name, int64_t& target, 
 CLI::Option* AddNumber(CLI::App& app, const std::string& name, std::optional<double>& target,
                        const NumberRange& range, const std::string& help);
 
+/// Refuses an empty value given explicitly (`--min-available ""`, an unset shell variable): the
+/// default would be used silently otherwise. Chain with ->check(NonEmpty()).
+CLI::Validator NonEmpty();
+
 /// A CLI11 app set up the sparkops way (name "sparkops CMD", help flag, no config files).
 std::unique_ptr<CLI::App> NewApp(const std::string& command, const std::string& description);
 

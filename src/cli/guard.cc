@@ -17,10 +17,12 @@
 #include "cli/flags.h"
 #include "cli/guard_flags.h"
 #include "guard/event.h"
+#include "guard/ledger.h"
 #include "guard/victim.h"
 #include "guard/watcher.h"
 #include "host/dropcaches.h"
 #include "host/gpu.h"
+#include "host/pidns.h"
 #include "host/proctable.h"
 
 namespace sparkops {
@@ -37,7 +39,9 @@ bool Nap(double s) {
   return !g_quit;
 }
 
-/// Every process of this machine (signals go to real PIDs even under --root) with its GPU memory.
+/// Every process of this machine (signals go to real PIDs even under --root) with its GPU memory,
+/// under the PID this process signals it by. A process /proc shows outside this PID namespace
+/// (host/pidns.h) is left out: its number here would name another process.
 std::vector<guard::Candidate> Candidates(const Context& ctx) {
   std::vector<guard::Candidate> out;
   auto table = ReadProcessTable(HostFs("/"));
@@ -48,7 +52,9 @@ std::vector<guard::Candidate> Candidates(const Context& ctx) {
       for (const GpuProcess& p : g.processes)
         if (p.used_bytes) gpu[p.pid] += *p.used_bytes;
   for (const ProcessInfo& p : *table) {
-    guard::Candidate c{p.pid, p.name, Join(p.argv, " "), p.rss_bytes, std::nullopt};
+    auto local = LocalPidOf(p.pid, &p.nspid);
+    if (!local) continue;
+    guard::Candidate c{*local, p.name, Join(p.argv, " "), p.rss_bytes, std::nullopt};
     if (auto it = gpu.find(p.pid); it != gpu.end()) c.gpu = it->second;
     out.push_back(std::move(c));
   }
@@ -110,6 +116,13 @@ int CmdGuard(Context& ctx, const std::vector<std::string>& args) {
   ::sigaction(SIGTERM, &sa, &old_term);
   g_quit = 0;
 
+  guard::Ledger initial;
+  initial.mode = "host", initial.min_available_bytes = config->floor, initial.max_pressure = config->max_pressure;
+  initial.dry_run = dry_run;
+  guard::LedgerWriter ledger(guard::ResolveLedgerDir(ctx.Getenv("SPARKOPS_GUARD_LEDGER"), ::geteuid()), initial);
+  if (auto e = ledger.error())
+    ctx.err << "sparkops guard: no ledger, so the exporter will not count this guard's actions: " << *e << "\n";
+
   auto start = Head("guard_start");
   const auto settings = GuardConfigJson(*config);
   for (auto& [k, v] : settings.items()) start[k] = v;
@@ -117,6 +130,7 @@ int CmdGuard(Context& ctx, const std::vector<std::string>& args) {
   start["dry_run"] = dry_run;
   start["mlockall"] = locked;
   start["oom_score_adj_lowered"] = adjusted;
+  if (!ledger.path().empty() && !ledger.error()) start["ledger"] = ledger.path();
   Emit(ctx, start);
 
   guard::State state;
@@ -134,6 +148,7 @@ int CmdGuard(Context& ctx, const std::vector<std::string>& args) {
     guard::ActionRecord a = guard::MakeRecord(d, *r, *config);
     if (d.action == guard::Action::kFlush) {
       a.flush_ok = !dry_run && guard::WriteDropCachesAt(drop_caches.c_str());
+      if (!dry_run) ledger.Count("flush", guard::ToString(d.reason));
       auto j = Head("memory_guard");
       const auto fields = guard::GuardEventFields(a, {});
       for (auto& [k, v] : fields.items()) j[k] = v;
@@ -167,12 +182,14 @@ int CmdGuard(Context& ctx, const std::vector<std::string>& args) {
       e["dry_run"] = dry_run;
       return e;
     };
+    ledger.Count(dry_run ? "would_terminate" : "terminate", guard::ToString(d.reason));
     Emit(ctx, event());
     double until = guard::MonoSeconds() + grace;
     while (!dry_run && guard::ProcessAlive(victim.pid) && guard::MonoSeconds() < until && !g_quit) Nap(0.05);
     if (!dry_run && guard::ProcessAlive(victim.pid) && !g_quit) {
       ::kill(static_cast<pid_t>(victim.pid), SIGKILL);
       a.killed = true;
+      ledger.Count("kill", guard::ToString(d.reason));
       Emit(ctx, event());
     }
     state = {};

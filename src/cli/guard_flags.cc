@@ -8,7 +8,8 @@ namespace sparkops {
 void GuardFlags::Add(CLI::App& app, bool with_off) {
   app.add_option("--min-available", min_available,
                  "memory guard floor on MemAvailable: 8G, 512M or 6% of MemTotal (default the larger of 4 GiB "
-                 "and 5%)");
+                 "and 5%)")
+      ->check(NonEmpty());
   AddNumber(app, "--max-pressure", max_pressure, {0, 100, false, false, "percent"},
             "memory guard: act when PSI memory 'full avg10' stays above this percent (default 40)");
   AddNumber(app, "--pressure-window", pressure_window_s, {0, 3600, false, false, "seconds"},

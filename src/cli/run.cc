@@ -78,7 +78,8 @@ int CmdRun(Context& ctx, const std::vector<std::string>& args) {
   AddNumber(*app, "--grace", grace, kGraceRange, "seconds between forwarding SIGINT/SIGTERM/SIGHUP and SIGKILL");
   std::string plan_args;
   app->add_option("--plan-args", plan_args,
-                  "this job's `plan` flags (MODEL first): plan.json + peak.json in the run directory, for plan --calibrate");
+                  "this job's `plan` flags (MODEL first): plan.json + peak.json in the run directory, for plan --calibrate")
+      ->check(NonEmpty());
   GuardFlags guard_flags;
   guard_flags.Add(*app, true);
   app->add_option("command", command, "the job, after --")->required();
@@ -88,6 +89,12 @@ int CmdRun(Context& ctx, const std::vector<std::string>& args) {
   if (command.empty()) {
     ctx.err << "sparkops run: no command given after --\n";
     return kExitUsage;
+  }
+  if (!plan_args.empty()) {
+    if (auto plan = PlanFromArgs(ctx, plan_args); !plan) {
+      ctx.err << "sparkops run: " << plan.error().message << "\n";
+      return kExitUsage;
+    }
   }
   if (out_dir.empty()) out_dir = DefaultRunDir();
   std::optional<guard::Config> guard_config;

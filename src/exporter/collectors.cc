@@ -76,6 +76,28 @@ CollectorStatus CollectWorkloads(const Context& ctx, const GpuSnapshot& gpu, std
   });
 }
 
+CollectorStatus CollectGuards(const Context& ctx, std::vector<GuardStatus>& out) {
+  return Timed("guard", [&]() -> std::string {
+    out.clear();
+    std::vector<std::string> problems;
+    for (guard::Ledger& l : guard::ReadLedgers(ctx.fs, &problems)) {
+      const bool live = guard::LedgerLive(ctx.fs, l);
+      out.push_back({std::move(l), live});
+    }
+    return problems.empty() ? "" : problems.front();  // the good ledgers still count
+  });
+}
+
+void LogCollectorErrors(std::ostream& err, const std::vector<CollectorStatus>& collectors,
+                        std::map<std::string, std::string>* last) {
+  for (const CollectorStatus& c : collectors) {
+    std::string& before = (*last)[c.name];
+    const std::string now = c.success ? "" : c.error;
+    if (now != before && !now.empty()) err << "sparkops exporter: collector " << c.name << ": " << now << "\n" << std::flush;
+    before = now;
+  }
+}
+
 Collection CollectAll(const Context& ctx) {
   Collection c;
   Sample s;
@@ -86,6 +108,7 @@ Collection CollectAll(const Context& ctx) {
   if (auto h = ReadHostPressure(ctx.fs)) s.host = std::move(h->p);  // cpu/io PSI (issue #24)
   c.inputs.collectors.push_back(CollectWorkloads(ctx, c.gpu, c.inputs.workloads));
   c.inputs.collectors.push_back(CollectPower(ctx, s.power));  // issue 18
+  c.inputs.collectors.push_back(CollectGuards(ctx, c.inputs.guards));  // issue 19
   c.inputs.gpus = c.gpu.gpus;
   if (!c.gpu.gpus.empty()) s.gpu = c.gpu.gpus.front();
   s.mem = c.mem;

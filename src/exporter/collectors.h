@@ -2,7 +2,10 @@
 /// The exporter's data sources, each behind one function so the lead can swap in the sampler's,
 /// the workload classifier's and preflight's own readers. Every collector reports its own
 /// success and wall time; a failing one costs its series, never the scrape.
+#include <map>
 #include <optional>
+#include <ostream>
+#include <string>
 #include <vector>
 
 #include "cli/context.h"
@@ -31,6 +34,15 @@ CollectorStatus CollectPressure(const Context& ctx, std::optional<double>& out);
 /// per-process memory. Kind labels: server names (vllm, sglang, ollama, llamacpp, tgi), `trainer`
 /// for training workloads, else the classifier's name.
 CollectorStatus CollectWorkloads(const Context& ctx, const GpuSnapshot& gpu, std::vector<WorkloadInfo>& out);
+
+/// The memory guards' ledgers under /run (guard/ledger.h), each with whether its guard still runs.
+/// A ledger that cannot be parsed fails the collector (naming it); the others still count.
+CollectorStatus CollectGuards(const Context& ctx, std::vector<GuardStatus>& out);
+
+/// Writes each failing collector's error to `err` when it differs from the last one logged for that
+/// collector (`*last`: collector -> error), so a lasting failure is one line, not one per scrape.
+void LogCollectorErrors(std::ostream& err, const std::vector<CollectorStatus>& collectors,
+                        std::map<std::string, std::string>* last);
 
 /// Runs G1..G10 (AllChecks) over the given GPU snapshot and meminfo (so preflight never reads NVML
 /// concurrently with a scrape). Never throws; a check's own failure is its status.

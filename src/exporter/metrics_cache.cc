@@ -26,6 +26,7 @@ std::string MetricsCache::Body() {
   have_facts_ = true;
   c.inputs.preflight = preflight_;
   if (preflight_status_) c.inputs.collectors.push_back(*preflight_status_);
+  LogCollectorErrors(ctx_.err, c.inputs.collectors, &logged_errors_);
   body_ = RenderMetrics(c.inputs);
   collected_at_ = std::chrono::steady_clock::now();
   return body_;

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <functional>
+#include <map>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -51,6 +52,7 @@ class MetricsCache {
   bool have_facts_ = false;
   std::optional<PreflightSnapshot> preflight_;
   std::optional<CollectorStatus> preflight_status_;
+  std::map<std::string, std::string> logged_errors_;  ///< LogCollectorErrors' memory
   uint64_t collections_ = 0;
   bool stop_ = false;
   std::condition_variable cv_;

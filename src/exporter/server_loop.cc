@@ -91,22 +91,31 @@ class Loop {
     addrinfo* res = nullptr;
     const std::string port = std::to_string(addr.port);
     const std::string where = fmt::format("{}:{}", addr.host, addr.port);
+    // An address that is not this machine's is the user's mistake (an Input error: exit 2); a port in
+    // use or a refusal is the machine's state (an Io error: exit 1).
     if (::getaddrinfo(addr.host.c_str(), port.c_str(), &hints, &res) != 0 || !res)
-      return IoError(fmt::format("--listen: cannot bind {} (not an address of this machine)", where));
+      return InputError(fmt::format("--listen: cannot bind {}: not an address of this machine", where));
+    int last_errno = 0;
+    bool only_not_ours = true;
     for (addrinfo* ai = res; ai && lfd_ < 0; ai = ai->ai_next) {
       int fd = ::socket(ai->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-      if (fd < 0) continue;
+      if (fd < 0) {
+        last_errno = errno, only_not_ours = only_not_ours && errno == EAFNOSUPPORT;
+        continue;
+      }
       int yes = 1;  // SO_REUSEADDR only: SO_REUSEPORT would let a second exporter share the port
       ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
-      if (::bind(fd, ai->ai_addr, ai->ai_addrlen) == 0 && ::listen(fd, static_cast<int>(limits_.backlog)) == 0)
+      if (::bind(fd, ai->ai_addr, ai->ai_addrlen) == 0 && ::listen(fd, static_cast<int>(limits_.backlog)) == 0) {
         lfd_ = fd;
-      else
+      } else {
+        last_errno = errno, only_not_ours = only_not_ours && errno == EADDRNOTAVAIL;
         ::close(fd);
+      }
     }
     ::freeaddrinfo(res);
-    if (lfd_ < 0)
-      return IoError(addr.port == 0 ? fmt::format("--listen: cannot bind {}", where)
-                                    : fmt::format("--listen: cannot bind {} (in use, or not an address of this machine)", where));
+    if (lfd_ < 0 && only_not_ours)
+      return InputError(fmt::format("--listen: cannot bind {}: not an address of this machine", where));
+    if (lfd_ < 0) return IoError(fmt::format("--listen: cannot bind {}: {}", where, std::strerror(last_errno)));
     sockaddr_storage bound{};
     socklen_t len = sizeof bound;
     ::getsockname(lfd_, reinterpret_cast<sockaddr*>(&bound), &len);

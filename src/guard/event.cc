@@ -3,6 +3,7 @@
 #include <set>
 
 #include "host/gpu.h"
+#include "host/pidns.h"
 
 namespace sparkops::guard {
 
@@ -17,7 +18,9 @@ std::set<uint32_t> ProcessTree(const std::vector<ProcessInfo>& table, uint32_t r
 }
 
 bool ProcessAlive(uint32_t pid) {
-  auto stat = HostFs("/").Read("/proc/" + std::to_string(pid) + "/stat", 4096);
+  auto in_proc = ProcPidOf(pid);
+  if (!in_proc) return false;
+  auto stat = HostFs("/").Read("/proc/" + std::to_string(*in_proc) + "/stat", 4096);
   if (!stat) return false;
   auto st = ParseStat(*stat);
   return st && st->state != 'Z' && st->state != 'X';
@@ -28,8 +31,9 @@ Footprint JobFootprint(const Context& ctx, pid_t root) {
   // The job is a process of this machine even under --root (a fixture stands in for meminfo, NVML
   // for GPU memory): its resident memory comes from the real /proc.
   auto table = ReadProcessTable(HostFs("/"));
-  if (!table) return f;
-  std::set<uint32_t> tree = ProcessTree(*table, static_cast<uint32_t>(root));
+  auto in_proc = ProcPidOf(static_cast<uint32_t>(root));  // /proc may number processes otherwise
+  if (!table || !in_proc) return f;
+  std::set<uint32_t> tree = ProcessTree(*table, *in_proc);
   for (const auto& p : *table)
     if (tree.count(p.pid) && p.rss_bytes) f.rss = f.rss.value_or(0) + *p.rss_bytes;
   GpuSnapshot gpu = ReadGpuSnapshot(ctx);

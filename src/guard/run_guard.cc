@@ -1,8 +1,11 @@
 #include "guard/run_guard.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 
 #include "guard/event.h"
+#include "guard/ledger.h"
 #include "host/dropcaches.h"
 
 namespace sparkops::guard {
@@ -16,7 +19,12 @@ std::unique_ptr<JobGuard> StartRunGuard(const Context& ctx, RunRecorder& rec, co
   jo.pgid = pid;
   jo.drop_caches_path = ctx.fs.Path(kDropCachesPath);
   jo.footprint = [&ctx, pid] { return JobFootprint(ctx, pid); };
-  return std::make_unique<JobGuard>(ctx.fs, std::move(jo), [&ctx, &rec, pid](const ActionRecord& a) {
+  Ledger initial;
+  initial.mode = "run", initial.min_available_bytes = o->config.floor, initial.max_pressure = o->config.max_pressure;
+  auto ledger = std::make_shared<LedgerWriter>(ResolveLedgerDir(ctx.Getenv("SPARKOPS_GUARD_LEDGER"), ::geteuid()), initial);
+  if (auto e = ledger->error()) ctx.err << "sparkops run: no guard ledger, so the exporter will not count this guard's actions: " << *e << "\n";
+  return std::make_unique<JobGuard>(ctx.fs, std::move(jo), [&ctx, &rec, pid, ledger](const ActionRecord& a) {
+    ledger->Count(a.action == Action::kFlush ? "flush" : a.killed ? "kill" : "terminate", ToString(a.reason));
     Footprint f;
     if (a.action == Action::kStop) {  // the larger of the reading at 2x the floor and one right after the signal
       Footprint now = JobFootprint(ctx, pid);

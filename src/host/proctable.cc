@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "base/strings.h"
+#include "host/pidns.h"
 
 namespace sparkops {
 
@@ -136,6 +137,7 @@ Result<ProcessInfo> ReadProcess(const HostFs& fs, uint32_t pid) {
   p.uid = status->uid;
   p.rss_bytes = status->rss_bytes;
   p.argv = ParseCmdline(*cmdline);
+  if (fs.is_real_root() && !PidSpace::Real().same()) p.nspid = ParseNsPid(*status_text);
   if (auto stat_text = fs.Read(dir + "/stat", kMaxStatBytes)) {
     if (auto st = ParseStat(*stat_text)) {
       p.session = st->session;

@@ -46,6 +46,8 @@ struct ProcessInfo {
   std::optional<uint32_t> session;
   bool nvidia_fd = false;         ///< holds an open /dev/nvidia* (only probed for interpreters)
   std::string script_head;        ///< first bytes of a Python script named in argv (readers may fill)
+  /// NSpid (host/pidns.h), read only from the real /proc when its PIDs are not this process's.
+  std::vector<uint32_t> nspid;
 };
 
 /// NUL-separated argv. A trailing NUL adds no empty word; a title rewritten with setproctitle

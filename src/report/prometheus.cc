@@ -1,4 +1,5 @@
 #include "report/prometheus.h"
+#include "report/guard_metrics.h"
 #include "report/power_metrics.h"
 
 #include <fmt/format.h>
@@ -60,6 +61,7 @@ const std::vector<MetricFamily>& MetricFamilies() {
   };
   static const bool power_added = [] {  // issue 18: power rails, limits, PROCHOT, temperatures
     kFamilies.insert(kFamilies.end(), PowerMetricFamilies().begin(), PowerMetricFamilies().end());
+    kFamilies.insert(kFamilies.end(), GuardMetricFamilies().begin(), GuardMetricFamilies().end());  // issue 19
     return true;
   }();
   (void)power_added;
@@ -213,6 +215,7 @@ std::string RenderMetrics(const ExporterInputs& in) {
         b.Add("sparkops_preflight_status", {{"check", r.id}, {"status", StatusName(st)}}, r.status == st);
     b.Add("sparkops_preflight_last_run_timestamp_seconds", {}, UnixSeconds(in.preflight->finished));
   }
+  for (const MetricPoint& m : GuardMetricPoints(in.guards)) b.Add(m.family, m.labels, m.value);
   for (const CollectorStatus& c : in.collectors) {
     b.Add("sparkops_collector_success", {{"collector", c.name}}, c.success);
     b.Add("sparkops_collector_duration_seconds", {{"collector", c.name}}, c.duration_s);

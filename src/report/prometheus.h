@@ -11,6 +11,7 @@
 #include "base/timefmt.h"
 #include "checks/check.h"
 #include "host/gpu.h"
+#include "report/guard_metrics.h"
 #include "telemetry/reasons.h"
 #include "telemetry/sample.h"
 
@@ -45,6 +46,7 @@ struct ExporterInputs {
   std::vector<WorkloadInfo> workloads;
   std::optional<PreflightSnapshot> preflight;  ///< absent until the first run has finished
   std::vector<CollectorStatus> collectors;
+  std::vector<GuardStatus> guards;          ///< the memory guards' ledgers (report/guard_metrics.h)
 };
 
 /// One metric family the exporter can emit.

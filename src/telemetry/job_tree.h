@@ -46,7 +46,9 @@ struct CpuShare {
 
 class JobCpuTracker {
  public:
-  /// `root`: the job's pid; `self`: sparkops' own pid (counted neither as job nor as others).
+  /// `root`: the job's pid; `self`: sparkops' own pid (counted neither as job nor as others); both
+  /// as this process knows them (fork, getpid): under the real root they are found under /proc's
+  /// numbering (host/pidns.h) on the first Update.
   JobCpuTracker(uint32_t root, uint32_t self, double ticks_per_s);
   /// Reads /proc/*/stat under `fs`. The first call only primes the counters (nullopt); so does
   /// a call less than 0.2 s after the last one. `top_n` consumers outside the job are listed.
@@ -56,6 +58,7 @@ class JobCpuTracker {
 
  private:
   uint32_t root_, self_;
+  bool mapped_ = false;  ///< root_/self_ are /proc's numbers
   double hz_;
   std::unordered_map<uint32_t, std::pair<uint64_t, uint64_t>> prev_;  ///< pid -> (start_ticks, ticks)
   std::optional<std::chrono::steady_clock::time_point> last_;

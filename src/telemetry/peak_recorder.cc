@@ -31,7 +31,7 @@ MeasuredPeaks PeaksFromThermal(const ThermalSeries& s) {
   return p;
 }
 
-std::string RecordPlanAndPeak(Context& ctx, RunRecorder& rec, const std::string& dir, const std::string& plan_args) {
+Result<std::string> PlanFromArgs(const Context& ctx, const std::string& plan_args) {
   std::vector<std::string> args;
   for (auto a : Split(plan_args, ' '))
     if (!a.empty()) args.emplace_back(a);
@@ -39,8 +39,14 @@ std::string RecordPlanAndPeak(Context& ctx, RunRecorder& rec, const std::string&
   Context pctx{ctx.opts, ctx.fs, ctx.env, out, err};
   pctx.opts.json = true;
   const int rc = CmdPlan(pctx, args);
-  if (rc != 0 && rc != 1) return "--plan-args: " + err.str();
-  if (!rec.WriteFile("plan.json", out.str())) return "cannot write plan.json";
+  if (rc != 0 && rc != 1) return InputError("--plan-args: " + std::string(Trim(err.str())));
+  return out.str();
+}
+
+std::string RecordPlanAndPeak(Context& ctx, RunRecorder& rec, const std::string& dir, const std::string& plan_args) {
+  auto plan = PlanFromArgs(ctx, plan_args);
+  if (!plan) return plan.error().message;
+  if (!rec.WriteFile("plan.json", *plan)) return "cannot write plan.json";
   auto zone = LocalZone::Make("UTC", ctx.fs);
   if (!zone) return "no UTC zone";
   auto series = ReadThermalCsv(dir + "/thermal.csv", *zone);

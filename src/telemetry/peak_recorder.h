@@ -5,6 +5,7 @@
 #include <string>
 
 #include "analysis/thermal.h"
+#include "base/error.h"
 #include "cli/context.h"
 #include "telemetry/run_recorder.h"
 
@@ -18,6 +19,11 @@ struct MeasuredPeaks {
 
 /// Pure: the peaks of a thermal series (a drop needs two MemAvailable readings).
 MeasuredPeaks PeaksFromThermal(const ThermalSeries& s);
+
+/// `sparkops --json plan PLAN_ARGS` (args split on spaces): its JSON (exit 0 or 1: fits or not), or
+/// an Input error with plan's message (a flag or model plan refuses). `run` checks this before the
+/// job starts, so a mistyped --plan-args is exit 2 at once, not a note after hours.
+Result<std::string> PlanFromArgs(const Context& ctx, const std::string& plan_args);
 
 /// Writes plan.json (`sparkops --json plan PLAN_ARGS`, args split on spaces) and peak.json (from
 /// DIR/thermal.csv) into the run directory. Returns "" or what could not be recorded.

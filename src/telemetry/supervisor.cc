@@ -17,6 +17,7 @@
 #include "base/number_flag.h"
 #include "host/child.h"
 #include "guard/event.h"
+#include "host/pidns.h"
 #include "host/proctable.h"
 #include "telemetry/line_splitter.h"
 #include "telemetry/loop.h"
@@ -78,7 +79,10 @@ class ProcessWatch {
   std::set<uint32_t> JobTree() {
     auto table = ReadProcessTable(ctx_.fs);
     if (!table) return {static_cast<uint32_t>(job_)};
-    return guard::ProcessTree(*table, static_cast<uint32_t>(job_));
+    // The job is this process's child: under the real root, /proc may number it otherwise (host/pidns.h).
+    auto root = ctx_.fs.is_real_root() ? ProcPidOf(static_cast<uint32_t>(job_)) : static_cast<uint32_t>(job_);
+    if (!root) return {};
+    return guard::ProcessTree(*table, *root);
   }
 
   const Context& ctx_;

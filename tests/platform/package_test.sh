@@ -50,7 +50,8 @@ root="$scratch/root"
 dpkg -x "$deb" "$root"
 unit="$root/lib/systemd/system/sparkops-exporter.service"
 grep -q '^ExecStart=/usr/bin/sparkops exporter --listen 127\.0\.0\.1:' "$unit" || fail "unit not bound to loopback"
-zcat "$root/usr/share/man/man1/sparkops.1.gz" | grep -q '^\.SS preflight' || fail "man page lacks preflight"
+man=$(zcat "$root/usr/share/man/man1/sparkops.1.gz")  # captured: grep -q would end zcat early (SIGPIPE, pipefail)
+grep -q '^\.SS preflight' <<<"$man" || fail "man page lacks preflight"
 
 bin="$root/usr/bin/sparkops"
 out=$("${emu[@]}" "$bin" --version) || fail "--version exited $?"

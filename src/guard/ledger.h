@@ -1,0 +1,73 @@
+#pragma once
+/// The guard's ledger: what one guard process (`sparkops guard`, or the guard of one `run`) has
+/// done since it started, as one small JSON file per guard under /run (a tmpfs: cleared at boot).
+/// The exporter sums the ledgers into actions-since-boot counters and shows the floors in force.
+/// Written atomically at start and after each action; left in place when the guard exits, so its
+/// actions stay in the totals until the next boot.
+#include <sys/types.h>
+
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "base/error.h"
+#include "host/hostfs.h"
+
+namespace sparkops::guard {
+
+struct Ledger {
+  uint32_t pid = 0;              ///< the guard's PID as /proc shows it
+  uint64_t start_ticks = 0;      ///< its /proc/PID/stat starttime: a live guard vs a reused PID
+  std::string mode;              ///< "host" (sparkops guard) or "run"
+  uint64_t min_available_bytes = 0;
+  std::optional<double> max_pressure;  ///< percent, PSI memory full avg10
+  bool dry_run = false;
+  /// (action, reason) -> count; actions "flush", "terminate", "kill", "would_terminate" (dry run),
+  /// reasons "min_available", "pressure".
+  std::map<std::pair<std::string, std::string>, uint64_t> actions;
+};
+
+std::string LedgerJson(const Ledger& l);
+/// Pure. An Input error names the field.
+Result<Ledger> ParseLedger(std::string_view text);
+
+/// Where ledgers live (host paths): /run/sparkops/guard for root, /run/user/UID/sparkops/guard
+/// otherwise (a user's runtime directory, which exists while the user is logged in).
+std::string LedgerDir(uint32_t uid);
+/// The directory a guard writes its ledger in: `setting` is SPARKOPS_GUARD_LEDGER ("" = the
+/// default LedgerDir(euid) on the real machine, also under --root: the guard and its actions are
+/// real; "none" = no ledger, returned as "").
+std::string ResolveLedgerDir(std::string_view setting, uint32_t euid);
+/// Every ledger under `fs` in both places, at most 256 files of at most 64 KiB each; one that
+/// cannot be read or parsed is skipped and named in `*problems` (when given).
+std::vector<Ledger> ReadLedgers(const HostFs& fs, std::vector<std::string>* problems = nullptr);
+/// True while the guard that wrote `l` runs: /proc/PID exists with the same start time.
+bool LedgerLive(const HostFs& fs, const Ledger& l);
+
+/// Keeps this process's ledger file up to date. Thread-safe.
+class LedgerWriter {
+ public:
+  /// Fills pid/start_ticks from this process and writes the first state to `dir`/<pid>.json,
+  /// creating the directories. `dir` "" writes nothing. A failure is kept in error(); the guard goes
+  /// on without a ledger.
+  LedgerWriter(const std::string& dir, Ledger initial);
+  /// Counts one action and rewrites the file.
+  void Count(std::string_view action, std::string_view reason);
+  const std::string& path() const { return path_; }
+  /// The first write failure, if any.
+  std::optional<std::string> error() const;
+
+ private:
+  void Write();  // mu_ held
+  mutable std::mutex mu_;
+  Ledger l_;
+  std::string path_;
+  std::optional<std::string> error_;
+};
+
+}  // namespace sparkops::guard

@@ -1,0 +1,180 @@
+// The memory guard's ledger (guard/ledger.h) and the exporter's guard metrics
+// (report/guard_metrics.h): the file format, fixture /run trees read by the exporter, and real
+// guards (`sparkops guard`, `run`'s guard) writing their ledgers where SPARKOPS_GUARD_LEDGER says.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <thread>
+
+#include "base/strings.h"
+#include "guard/ledger.h"
+#include "host/child.h"
+#include "report/guard_metrics.h"
+#include "test_util.h"
+
+namespace sparkops {
+namespace {
+
+using namespace std::chrono_literals;
+using guard::Ledger;
+
+Ledger Sample(const char* mode, uint32_t pid) {
+  Ledger l;
+  l.pid = pid, l.start_ticks = 555, l.mode = mode, l.min_available_bytes = 8ull << 30, l.max_pressure = 40;
+  return l;
+}
+
+TEST(GuardLedger, JsonRoundTripAndErrorsNameTheField) {
+  Ledger l = Sample("run", 4242);
+  l.actions[{"terminate", "min_available"}] = 2;
+  l.actions[{"flush", "pressure"}] = 1;
+  auto back = guard::ParseLedger(guard::LedgerJson(l));
+  ASSERT_TRUE(back) << back.error().message;
+  EXPECT_EQ(back->pid, 4242u);
+  EXPECT_EQ(back->start_ticks, 555u);
+  EXPECT_EQ(back->mode, "run");
+  EXPECT_EQ(back->min_available_bytes, 8ull << 30);
+  EXPECT_EQ(back->max_pressure, 40.0);
+  EXPECT_EQ(back->actions, l.actions);
+
+  const std::string ok = R"("start_ticks":1,"mode":"host","min_available_bytes":1,"actions":[])";
+  const std::vector<std::pair<std::string, std::string>> bad = {
+      {"[]", "JSON object"},
+      {"{" + ok + "}", "field pid"},
+      {R"({"pid":-1,)" + ok + "}", "field pid"},
+      {R"({"pid":4294967296,)" + ok + "}", "field pid"},
+      {R"({"pid":1,"start_ticks":1,"mode":"x","min_available_bytes":1,"actions":[]})", "field mode"},
+      {R"({"pid":1,"start_ticks":1,"mode":"run","min_available_bytes":1.5,"actions":[]})", "field min_available_bytes"},
+      {R"({"pid":1,"start_ticks":1,"mode":"run","min_available_bytes":1})", "field actions"},
+      {R"({"pid":1,"start_ticks":1,"mode":"run","min_available_bytes":1,"actions":[{"action":"kill"}]})", "field actions"},
+      {R"({"pid":1,"start_ticks":1,"mode":"run","min_available_bytes":1,"actions":[{"action":"kill","reason":"pressure","count":-2}]})",
+       "field actions"},
+      {R"({"pid":1,"start_ticks":1,"mode":"run","min_available_bytes":1,"actions":[{"action":"x","reason":"pressure","count":2}]})",
+       "unknown action 'x'"},
+      {R"({"pid":1,"start_ticks":1,"mode":"run","min_available_bytes":1,"actions":[{"action":"kill","reason":"y","count":2}]})",
+       "unknown reason 'y'"},
+      {R"({"pid":1,"start_ticks":1,"mode":"run","min_available_bytes":1,"max_pressure":1e400,"actions":[]})", "JSON object"},
+      {R"({"pid":1,"start_ticks":1,"mode":"run","min_available_bytes":1,"max_pressure":101,"actions":[]})", "field max_pressure"},
+  };
+  for (const auto& [text, field] : bad) {
+    auto r = guard::ParseLedger(text);
+    ASSERT_FALSE(r) << text;
+    EXPECT_NE(r.error().message.find(field), std::string::npos) << text << " -> " << r.error().message;
+  }
+}
+
+TEST(GuardLedger, DirectoryFromTheSetting) {
+  EXPECT_EQ(guard::ResolveLedgerDir("", 0), "/run/sparkops/guard");
+  EXPECT_EQ(guard::ResolveLedgerDir("", 1000), "/run/user/1000/sparkops/guard");
+  EXPECT_EQ(guard::ResolveLedgerDir("none", 0), "");
+  EXPECT_EQ(guard::ResolveLedgerDir("/tmp/x", 0), "/tmp/x");
+}
+
+TEST(GuardMetrics, CountersSumEveryLedgerFromZeroAndFloorsAreTheLiveGuards) {
+  Ledger a = Sample("run", 10), b = Sample("run", 11), c = Sample("host", 12);
+  a.actions[{"terminate", "min_available"}] = 1;
+  b.actions[{"terminate", "min_available"}] = 2;
+  b.actions[{"kill", "pressure"}] = 1;
+  c.max_pressure.reset();
+  auto points = GuardMetricPoints({{a, false}, {b, true}, {c, true}});
+  auto value = [&](const char* family, std::vector<std::pair<std::string, std::string>> labels) -> std::optional<double> {
+    for (const MetricPoint& p : points)
+      if (std::string(p.family) == family && p.labels == labels) return p.value;
+    return std::nullopt;
+  };
+  const char* kA = "sparkops_memory_guard_actions_total";
+  EXPECT_EQ(value(kA, {{"mode", "run"}, {"action", "terminate"}, {"reason", "min_available"}}), 3.0) << "exited guards still count";
+  EXPECT_EQ(value(kA, {{"mode", "run"}, {"action", "kill"}, {"reason", "pressure"}}), 1.0);
+  EXPECT_EQ(value(kA, {{"mode", "host"}, {"action", "flush"}, {"reason", "pressure"}}), 0.0) << "seeded at 0 for increase()";
+  EXPECT_FALSE(value(kA, {{"mode", "host"}, {"action", "would_terminate"}, {"reason", "min_available"}}));
+  const char* kF = "sparkops_memory_guard_min_available_bytes";
+  EXPECT_FALSE(value(kF, {{"mode", "run"}, {"pid", "10"}})) << "a guard that exited has no floor in force";
+  EXPECT_EQ(value(kF, {{"mode", "run"}, {"pid", "11"}}), static_cast<double>(8ull << 30));
+  EXPECT_EQ(value("sparkops_memory_guard_max_pressure_ratio", {{"mode", "run"}, {"pid", "11"}}), 0.4);
+  EXPECT_FALSE(value("sparkops_memory_guard_max_pressure_ratio", {{"mode", "host"}, {"pid", "12"}})) << "PSI not used";
+  EXPECT_TRUE(GuardMetricPoints({}).empty()) << "no guard: no series";
+}
+
+std::string Stat(uint32_t pid, uint64_t start) {
+  return std::to_string(pid) + " (sparkops) S 1 1 1 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 " + std::to_string(start) + " 0 0\n";
+}
+
+TEST(GuardMetrics, ExporterReadsTheLedgersUnderItsRoot) {
+  testing::TempDir d;
+  d.Write("root/proc/meminfo", "MemTotal: 33554432 kB\nMemAvailable: 16777216 kB\n");
+  Ledger live = Sample("host", 100), gone = Sample("run", 200), reused = Sample("run", 300);
+  live.actions[{"terminate", "min_available"}] = 1;
+  gone.actions[{"kill", "min_available"}] = 4;
+  d.Write("root/proc/100/stat", Stat(100, 555));
+  d.Write("root/proc/300/stat", Stat(300, 999));  // PID 300 now belongs to another process
+  d.Write("root/run/sparkops/guard/100.json", guard::LedgerJson(live));
+  d.Write("root/run/user/1000/sparkops/guard/200.json", guard::LedgerJson(gone));
+  d.Write("root/run/user/1000/sparkops/guard/300.json", guard::LedgerJson(reused));
+  d.Write("root/run/user/1000/sparkops/guard/300.json.tmp.7", "{half");  // a temporary: not a ledger
+  auto r = testing::RunInProcess({"--root", d.path() + "/root", "--nvml", "none", "--nvidia-smi", "none", "exporter", "--once"});
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_NE(r.out.find("sparkops_memory_guard_actions_total{mode=\"host\",action=\"terminate\",reason=\"min_available\"} 1\n"),
+            std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("sparkops_memory_guard_actions_total{mode=\"run\",action=\"kill\",reason=\"min_available\"} 4\n"),
+            std::string::npos);
+  EXPECT_NE(r.out.find("sparkops_memory_guard_min_available_bytes{mode=\"host\",pid=\"100\"} 8589934592\n"), std::string::npos);
+  EXPECT_EQ(r.out.find("sparkops_memory_guard_min_available_bytes{mode=\"run\""), std::string::npos) << "200 gone, 300 reused";
+  EXPECT_NE(r.out.find("sparkops_collector_success{collector=\"guard\"} 1\n"), std::string::npos);
+
+  d.Write("root/run/sparkops/guard/999.json", "{\"pid\": \"x\"}");  // a malformed ledger fails the collector, not the rest
+  r = testing::RunInProcess({"--root", d.path() + "/root", "--nvml", "none", "--nvidia-smi", "none", "exporter", "--once"});
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_NE(r.out.find("sparkops_collector_success{collector=\"guard\"} 0\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.err.find("collector guard: /run/sparkops/guard/999.json: field pid"), std::string::npos) << r.err;
+  EXPECT_NE(r.out.find("action=\"kill\",reason=\"min_available\"} 4\n"), std::string::npos);
+}
+
+// A real `sparkops guard` keeps its ledger in SPARKOPS_GUARD_LEDGER: a start state, then each action.
+TEST(GuardLedger, StandaloneGuardCountsItsActions) {
+  testing::TempDir d;
+  d.Write("root/proc/meminfo", "MemTotal: 33554432 kB\nMemAvailable: 1048576 kB\nCached: 0 kB\nBuffers: 0 kB\nShmem: 0 kB\n");
+  const std::string dir = d.path() + "/ledgers";
+  const std::string tag = "ledgertest-" + std::to_string(::getpid());
+  auto victim = SpawnChild({"bash", "-c", "exec -a " + tag + " sleep 600"}, false);
+  ASSERT_TRUE(victim);
+  std::this_thread::sleep_for(300ms);
+  testing::ScopedEnv env("SPARKOPS_GUARD_LEDGER", dir);
+  pid_t g = testing::SpawnSparkops({"--root", d.path() + "/root", "--nvml", "none", "--nvidia-smi", "none", "guard", "--only",
+                                    tag, "--grace", "1"},
+                                   {.out = d.path() + "/guard.out", .err = d.path() + "/guard.err"});
+  ASSERT_GT(g, 0);
+  int st = 0;
+  for (int i = 0; i < 400 && ::waitpid(victim->pid, &st, WNOHANG) == 0; ++i) std::this_thread::sleep_for(25ms);
+  ::kill(g, SIGTERM);
+  ::waitpid(g, &st, 0);
+  ::kill(victim->pid, SIGKILL);
+  WaitChild(*victim);
+  ::close(victim->out_fd), ::close(victim->err_fd);
+  std::vector<std::string> files;
+  for (const auto& e : std::filesystem::directory_iterator(dir)) files.push_back(e.path().string());
+  ASSERT_EQ(files.size(), 1u) << "one ledger, no temporaries left";
+  auto l = guard::ParseLedger(testing::ReadFileOrDie(files[0]));
+  ASSERT_TRUE(l) << l.error().message;
+  EXPECT_EQ(l->mode, "host");
+  EXPECT_EQ(l->min_available_bytes, 4ull << 30);
+  EXPECT_EQ((l->actions[{"terminate", "min_available"}]), 1u) << testing::ReadFileOrDie(d.path() + "/guard.out");
+  EXPECT_NE(testing::ReadFileOrDie(d.path() + "/guard.out").find("\"ledger\":\"" + files[0] + "\""), std::string::npos);
+}
+
+TEST(GuardLedger, NoLedgerWhenTheDirectoryCannotBeMadeAndTheGuardGoesOn) {
+  testing::TempDir d;
+  d.Write("root/proc/meminfo", "MemTotal: 33554432 kB\nMemAvailable: 16777216 kB\n");
+  const std::string file = d.Write("plain", "x");
+  auto r = testing::RunBinary({"--root", d.path() + "/root", "--nvml", "none", "--nvidia-smi", "none", "guard", "--only", "nothing"},
+                              {{"SPARKOPS_GUARD_LEDGER", file + "/sub"}}, 3000);
+  EXPECT_NE(r.err.find("no ledger"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find(file + "/sub"), std::string::npos) << r.err;
+  EXPECT_NE(r.out.find("guard_start"), std::string::npos) << "the guard still runs";
+}
+
+}  // namespace
+}  // namespace sparkops
