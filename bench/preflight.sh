@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Benchmark: `sparkops preflight` (all ten checks, reading files only) against the seed's own G1
+# Benchmark: `sparkops preflight` (all ten checks, reading files only) against the usual G1
 # check, `python3 -c "import torch; print(torch.version.cuda)"`, over the same real Python
 # environment (Debian's python3-torch, installed here if missing). Prints the median wall time of
 # RUNS runs each, the ratio, and peak RSS (GNU time). Targets (issue 2): >= 20x faster,

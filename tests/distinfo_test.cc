@@ -1,5 +1,5 @@
 // Pure parsers of installed-package metadata and torch/version.py, table-tested with the
-// samples quoted in checks-spec (G1 and §0.2).
+// samples of real dist-info and torch/version.py files (docs/checks.md, G1).
 #include <gtest/gtest.h>
 
 #include "host/distinfo.h"
@@ -16,7 +16,7 @@ TEST(TorchVersionPy, ParsesGeneratedFiles) {
     const char* git;
   };
   const Case cases[] = {
-      // 2.8 layout from tools/generate_torch_version.py (checks-spec G1)
+      // 2.8 layout from tools/generate_torch_version.py (pytorch/pytorch)
       {"from typing import Optional\n\n__all__ = ['__version__', 'debug', 'cuda', 'git_version', 'hip', 'xpu']\n"
        "__version__ = '2.8.0+cu128'\ndebug = False\ncuda: Optional[str] = '12.8'\ngit_version = 'abc'\n"
        "hip: Optional[str] = None\nxpu: Optional[str] = None\n",

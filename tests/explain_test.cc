@@ -1,5 +1,9 @@
 #include <gtest/gtest.h>
 
+#include <cctype>
+#include <string>
+#include <vector>
+
 #include "checks/check.h"
 #include "checks/explain.h"
 #include "test_util.h"
@@ -28,9 +32,21 @@ TEST(Explain, OneTopicCaseInsensitive) {
 TEST(Explain, CorrectionsAreShown) {
   auto r = RunInProcess({"explain", "G5"});
   EXPECT_NE(r.out.find("231-234 GB/s"), std::string::npos);
-  EXPECT_NE(r.out.find("Where the sources disagree"), std::string::npos);
+  EXPECT_NE(r.out.find("Common advice, checked against the sources"), std::string::npos);
   auto g4 = RunInProcess({"explain", "G4"});
   EXPECT_NE(g4.out.find("100 W"), std::string::npos);
+}
+
+// The text names advice by what it says, never by a document the user does not have.
+TEST(Explain, NoTextRefersToSeedDocuments) {
+  for (const auto& argv : {std::vector<std::string>{"explain"}, std::vector<std::string>{"--json", "explain"}}) {
+    auto r = RunInProcess(argv);
+    ASSERT_EQ(r.rc, 0);
+    std::string lower = r.out;
+    for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    EXPECT_EQ(lower.find("seed"), std::string::npos) << r.out;
+    EXPECT_EQ(lower.find("checks-spec"), std::string::npos) << r.out;
+  }
 }
 
 TEST(Explain, LadderInOrder) {

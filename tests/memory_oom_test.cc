@@ -11,7 +11,8 @@ namespace {
 using testing::Fixture;
 using testing::RunInProcess;
 
-// Message texts from research/training-logs.md section 9.
+// Message texts as PyTorch, the CUDA runtime, the NVIDIA driver and the kernel print them
+// (docs/analyze.md).
 const char kTorchOom[] =
     "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 19.68 GiB. GPU 0 has a total capacity of 23.68 "
     "GiB of which 11.88 GiB is free. Including non-PyTorch memory, this process has 11.79 GiB memory in use. Of the "

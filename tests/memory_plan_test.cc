@@ -33,7 +33,7 @@ TEST(Plan, JsonHasEveryKeyTheIssueLists) {
   EXPECT_NEAR(j["budget_gib"].get<double>(), 118566368.0 / 1048576 - 4, 0.01);
   EXPECT_NEAR(j["mem_free_gib"].get<double>(), 62144512.0 / 1048576, 0.01);
   EXPECT_EQ(j["verdict"], "fits");
-  EXPECT_EQ(j["anchor"]["source"], "seed");
+  EXPECT_EQ(j["anchor"]["source"], "quoted");
   // 70B NF4 lands near the seed's ~40 GB weights anchor (within 10 %).
   EXPECT_NEAR(j["components"]["weights_gib"].get<double>() * 1.073741824, 40.0, 4.0);
   // The counters nest: allocated is the larger phase, reserved adds slack and the 4-bit load

@@ -1,4 +1,4 @@
-// nvidia-smi CSV parsing (real samples from research/gb10-nvml-behaviour.md and nvml-api.md §7) and the
+// nvidia-smi CSV parsing (real samples as GB10 and discrete GPUs print them; docs/telemetry.md) and the
 // fallback through fake nvidia-smi scripts.
 #include <gtest/gtest.h>
 

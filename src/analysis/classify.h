@@ -3,7 +3,7 @@
 /// it. Causes: thermal, power_cap, pd_degraded, contention, memory_pressure, unknown; and from the
 /// spbm power columns prochot, power_cap (limiter named), power_delivery (power_causes.h). Every
 /// verdict carries the evidence used and what was ruled out (and why). Thresholds and their
-/// sources: docs/readme/analysis.md.
+/// sources: docs/analyze.md.
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -13,7 +13,7 @@
 
 namespace sparkops {
 
-/// Thresholds, with the sources named in docs/readme/analysis.md.
+/// Thresholds, with the sources named in docs/analyze.md.
 inline constexpr double kTripPointC = 86.0;       ///< GB10 chassis trip point 86-87 °C (inference-atlas PR #225)
 inline constexpr double kPdClockMhz = 850.0;      ///< PD-degraded: "below 850 MHz" (spark-gpu-throttle-check)
 inline constexpr double kPdBusyUtilPct = 80.0;    ///< "at >= 80% util" (same source)

@@ -1,6 +1,6 @@
 #pragma once
 /// Zone-less timestamps (nvidia-smi, DeepSpeed, Megatron, axolotl) are local time in `TZ`;
-/// `--tz` overrides (DESIGN.md conventions). This turns such a timestamp into UTC.
+/// `--tz` overrides (docs/analyze.md, "Time axis"). This turns such a timestamp into UTC.
 #include <cstdint>
 #include <optional>
 #include <string>

@@ -1,5 +1,6 @@
 #pragma once
-/// OOM signatures in training-log text (research: training-logs.md section 9). Pure and
+/// OOM signatures in training-log text (the texts PyTorch, the CUDA runtime,
+/// bitsandbytes, the NVIDIA driver and the kernel OOM killer print; docs/analyze.md). Pure and
 /// self-contained: `oom`, `analyze` and `run` all use it.
 #include <optional>
 #include <string>

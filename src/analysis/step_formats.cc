@@ -1,5 +1,5 @@
-// One parser per framework family. Samples and field meanings: docs/readme/analysis.md
-// (from research/training-logs.md §1-8).
+// One parser per framework family. Samples and field meanings: docs/analyze.md
+// (from each framework's formatting code or logs quoted in its issues).
 #include <cmath>
 #include <cstring>
 #include <nlohmann/json.hpp>

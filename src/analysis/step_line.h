@@ -1,6 +1,6 @@
 #pragma once
 /// Per-line parsers for the per-step output of training frameworks (facts: the formats listed
-/// in docs/readme/analysis.md, taken from research/training-logs.md). Pure functions of one
+/// in docs/analyze.md, from each framework's formatting code or logs quoted in its issues). Pure functions of one
 /// line of text, no regex: `analyze` runs them over every line of a multi-GB log.
 #include <cstdint>
 #include <optional>

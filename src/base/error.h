@@ -35,7 +35,7 @@ inline std::unexpected<Error> IoError(std::string message) {
   return Fail(Error::Kind::kIo, std::move(message));
 }
 
-/// Exit codes used everywhere (DESIGN.md): 0 fine, 1 problem found, 2 usage/input error.
+/// Exit codes used everywhere (README, "Exit codes"): 0 fine, 1 problem found, 2 usage/input error.
 inline constexpr int kExitOk = 0;
 inline constexpr int kExitProblem = 1;
 inline constexpr int kExitUsage = 2;

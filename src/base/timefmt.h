@@ -1,5 +1,5 @@
 #pragma once
-/// Timestamps: sparkops writes UTC `YYYY-MM-DDTHH:MM:SS.mmmZ` everywhere (DESIGN.md).
+/// Timestamps: sparkops writes UTC `YYYY-MM-DDTHH:MM:SS.mmmZ` everywhere.
 #include <chrono>
 #include <cstdint>
 #include <optional>

@@ -18,9 +18,9 @@ const std::vector<Explanation>& Explanations() {
        "Install torch from the cu130 index (pip install torch --index-url https://download.pytorch.org/whl/cu130) "
        "and rebuild or reinstall the extensions named in the FAIL against it - or use an NGC container, whose "
        "torch carries no +cu tag and is CUDA 13 from 25.09 on.",
-       {"Seed: 'cu12 wheels break on Spark'. Sources: a consistent cu128/cu129 torch runs on GB10 through its "
+       {"'cu12 wheels break on Spark': a consistent cu128/cu129 torch runs on GB10 through its "
         "sm_120 cubins and only prints a capability warning; mixing CUDA majors is what breaks.",
-        "Seed: 'expect +cu130'. From torch 2.11 the plain PyPI wheel is CUDA 13.0 with no local tag, and NGC "
+        "'Expect +cu130': from torch 2.11 the plain PyPI wheel is CUDA 13.0 with no local tag, and NGC "
         "builds (.nvYY.MM) never carry one: the version.py cuda field decides."},
        {}},
       {"G2", "flash-attn build and Unsloth auto-detect",
@@ -36,7 +36,7 @@ const std::vector<Explanation>& Explanations() {
        "make the import fail before Unsloth loads: put `import sys; sys.modules['flash_attn'] = None` before "
        "`import unsloth` (patching unsloth's HAS_FLASH_ATTENTION after import is not enough: each model "
        "module holds its own copy).",
-       {"Seed: 'no aarch64 flash-attn wheel'. True for the official releases; third-party aarch64 cu130 "
+       {"'No aarch64 flash-attn wheel': true for the official releases; third-party aarch64 cu130 "
         "wheels exist (mjun0812 prebuilt wheels, 2026-05). The monkeypatch is derived from Unsloth's source, "
         "not tested on hardware."},
        {}},
@@ -45,14 +45,14 @@ const std::vector<Explanation>& Explanations() {
        "CPU and GPU share one pool. Page cache, mmap'd safetensors and the CUDA allocator all draw from it, "
        "and nvidia-smi sees none of that (on GB10 it reports no device memory at all). QLoRA can OOM earlier "
        "than bf16 LoRA because dequantisation adds transient allocations.",
-       "Reads /proc/meminfo: MemTotal, MemAvailable (the budget), MemFree (the `free -g` 'free' column the "
-       "seed budgets against), page cache (Cached + Buffers - Shmem, what drop_caches can reclaim) and swap, "
+       "Reads /proc/meminfo: MemTotal, MemAvailable (the budget), MemFree (the `free -g` 'free' "
+       "column), page cache (Cached + Buffers - Shmem, what drop_caches can reclaim) and swap, "
        "and what the GPU reports for memory. A large page cache before a big load goes into the evidence.",
        "Between runs: `sparkops flush` (sync; echo 3 > /proc/sys/vm/drop_caches, as root). Size runs with "
        "`sparkops plan`, which budgets against MemAvailable minus a reserve and counts the load-time peak.",
-       {"Seed: the safetensors load 'doubles' memory (mmap + device copy). Plausible on unified memory, but "
-        "no source measures it: sparkops presents it as the seed's rule of thumb.",
-        "Seed: nvidia-smi memory reads [N/A] on Spark. Confirmed: NVML's memory query returns NOT_SUPPORTED "
+       {"'A safetensors load doubles memory' (mmap + device copy): plausible on unified memory, but no source "
+        "measures it; sparkops presents it as a rule of thumb.",
+        "'nvidia-smi memory reads [N/A] on Spark': confirmed; NVML's memory query returns NOT_SUPPORTED "
         "on GB10, while per-process used memory still works."},
        {}},
       {"G4", "thermal throttling",
@@ -67,7 +67,7 @@ const std::vector<Explanation>& Explanations() {
        "log at the slowdown (`sparkops analyze`). Improve airflow, cap clocks (nvidia-smi -lgc 0,2100 was "
        "reported to stop SW thermal slowdown at ~70% of 3003 MHz), or shorten runs; a PD-degraded state has "
        "been reported to clear only after removing AC power.",
-       {"Seed: '~100 W sustained cap versus 240 W rated'. No source gives either figure for GB10, and NVML "
+       {"'~100 W sustained cap versus 240 W rated': no source gives either figure for GB10, and NVML "
         "reports no power limit on GB10, so sparkops uses the clock-event reasons and the temperature trend, "
         "and shows power only as a reading."},
        {}},
@@ -77,7 +77,7 @@ const std::vector<Explanation>& Explanations() {
        "Prints the planning figures with their sources; `sparkops bandwidth --model M` turns them into a "
        "decode tokens/s ceiling, and `--measure` measures this machine (CPU-side read benchmark).",
        "Budget from the measured band, not 273 GB/s; revise plans built on the spec figure.",
-       {"Seed: 'measured 180-192 GB/s'. No source for that figure was found; the one published GB10 "
+       {"'Measured 180-192 GB/s': no source for that figure was found; the one published GB10 "
         "measurement is 231-234 GB/s (a saturating-read kernel; decode reached 85-90% of it). sparkops shows "
         "both, labelled."},
        {}},
@@ -91,9 +91,9 @@ const std::vector<Explanation>& Explanations() {
        "Cap or stop uncapped/near-capacity servers before a long or full-pool run "
        "(vllm --gpu-memory-utilization 0.5; sglang --mem-fraction-static; OLLAMA_MAX_LOADED_MODELS=1). A "
        "small capped workload need not stop.",
-       {"Seed: vLLM's default gpu-memory-utilization is 0.9. It is 0.92 in current vLLM (per instance); "
+       {"'vLLM's default gpu-memory-utilization is 0.9': it is 0.92 in current vLLM (per instance); "
         "0.9 was the older default.",
-        "Seed: a <4 GB LoRA coexists with vLLM capped at <=0.5. That figure is the seed's own; no source was "
+        "'A <4 GB LoRA coexists with vLLM capped at <=0.5': a rule of thumb from the field; no source was "
         "found for it."},
        {}},
       {"G7", "NVFP4 needs sm_121a kernels",
@@ -108,7 +108,7 @@ const std::vector<Explanation>& Explanations() {
        "Reports per package: native cubins, PTX JIT only (slow first start, CUDA_CACHE_PATH), and "
        "NVFP4-capable (a/f 10.x/12.x) kernels for this GPU.",
        "Stay on FP8 unless the kernels you run target sm_121a or sm_120f.",
-       {"Seed: NVFP4 '~32% slower'. Not found in sources; they report 7-25% slower for MoE in one case and "
+       {"'NVFP4 is ~32% slower': not found in sources; they report 7-25% slower for MoE in one case and "
         "'slower than INT4' in another."},
        {}},
       {"G8", "stale official playbooks",
@@ -151,7 +151,7 @@ const std::vector<Explanation>& Explanations() {
        "environment: FAIL when a training config spans machines with TP > 1, WARN for pipeline parallelism "
        "across boxes, INFO for cross-box TP in inference, PASS for DDP/FSDP.",
        "Train across two Sparks with DDP or FSDP; keep tensor parallelism inside one box.",
-       {"Seed: 'never TP across two Sparks'. For training, yes. For inference, cross-box TP=2 is routine "
+       {"'Never TP across two Sparks': for training, yes. For inference, cross-box TP=2 is routine "
         "(NVIDIA's own vLLM + Ray playbook), so sparkops reports it as INFO, not FAIL."},
        {}},
       {"ladder", "the OOM ladder",
@@ -161,7 +161,7 @@ const std::vector<Explanation>& Explanations() {
        "`sparkops oom [MODEL] [plan options] [--log FILE]` computes each rung for your run: what a flush "
        "would free now, the largest pack length then batch that fits, and which method fits.",
        "Work the rungs in order; each is more disruptive than the last. Reducing batch size is never step 1.",
-       {"Seed: the load-time doubling is presented as the seed's rule; no source measures it."},
+       {"The load-time doubling (mmap'd checkpoint + device copy) is a rule of thumb; no source measures it."},
        {"1. Flush the page cache (sync; echo 3 > /proc/sys/vm/drop_caches; root; between runs).",
         "2. Shorten the packing length first, then the micro-batch.",
         "3. Downgrade the method: full -> bf16 LoRA -> QLoRA. A QLoRA OOM during load or dequantisation is not "

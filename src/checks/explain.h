@@ -1,6 +1,6 @@
 #pragma once
 /// The text behind `sparkops explain`: for each gotcha (and the OOM ladder) the symptom, the cause,
-/// how sparkops checks it, the fix, and where the sources disagree with the seeds.
+/// how sparkops checks it, the fix, and and common advice checked against the public sources.
 #include <string>
 #include <vector>
 
@@ -13,7 +13,7 @@ struct Explanation {
   const char* cause;
   const char* check;    ///< what sparkops reads and how it decides
   const char* fix;
-  std::vector<const char*> corrections;  ///< seed claims the sources contradict or do not confirm
+  std::vector<const char*> corrections;  ///< common advice the sources contradict or do not confirm
   std::vector<const char*> notes;        ///< extra lists (known broken playbooks, ladder steps)
 };
 

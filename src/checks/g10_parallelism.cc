@@ -23,8 +23,9 @@ int Rank(LayoutLevel l) { return static_cast<int>(l); }
 
 }  // namespace
 
-// G10: two Sparks are for DDP/FSDP, not tensor parallelism (seed), with checks-spec's correction:
-// TP across boxes is routine for inference (INFO), a FAIL only for training.
+// G10: two Sparks are for DDP/FSDP, not tensor parallelism, with one correction (docs/checks.md, G10):
+// TP across boxes is routine for inference (NVIDIA's vLLM + Ray two-Spark playbook: INFO), a FAIL only
+// for training.
 CheckResult CheckG10(const HostFacts& f) {
   CheckResult r{"G10", CheckStatus::kPass, "", {}, ""};
   std::vector<ParallelLayout> planned;  // --config files and the user's launcher variables: one job

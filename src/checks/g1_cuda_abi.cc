@@ -1,4 +1,4 @@
-// G1: CUDA 12/13 ABI mismatch (checks-spec "G1 decision rules"). Reads torch/version.py,
+// G1: CUDA 12/13 ABI mismatch (decision rules: docs/checks.md, G1). Reads torch/version.py,
 // dist-info METADATA/RECORD and the ELF dynamic sections of every native object; resolves each
 // CUDA NEEDED entry the way ld.so would. Never imports anything.
 #include <fmt/format.h>
@@ -287,8 +287,8 @@ CheckResult CheckG1(const HostFacts& f) {
     r.status = CheckStatus::kWarn;
     r.summary = fmt::format("{} on a CUDA 13 host: consistent, runs through sm_120 cubins with a capability "
                             "warning", what);
-    r.evidence.push_back("checks-spec §12: cu128/cu129 torch runs on GB10 (12.1) through binary-compatible "
-                         "sm_120 cubins; the seed says cu12 wheels break, sources show only a warning");
+    r.evidence.push_back("cu128/cu129 torch runs on GB10 (12.1) through binary-compatible sm_120 cubins with only a "
+                         "capability warning (pytorch/pytorch#172629); mixing CUDA majors is what breaks");
     r.fix = kFixCu130;
     return r;
   }

@@ -1,5 +1,5 @@
 // G2: flash-attn on the Spark - installed? built for this machine and this torch? and Unsloth's
-// auto-detect, which prefers flash-attn over an explicit attn_implementation="sdpa" (checks-spec G2).
+// auto-detect, which prefers flash-attn over an explicit attn_implementation="sdpa" (docs/checks.md, G2).
 #include <fmt/format.h>
 
 #include "base/strings.h"
@@ -40,7 +40,7 @@ CheckResult CheckG2(const HostFacts& f) {
   const Package* fa = inv.Find("flash-attn");
   const Package* unsloth = inv.Find("unsloth");
   if (!fa) {
-    r.summary = "flash-attn not installed: attention uses PyTorch SDPA (the seed's bare-pip advice)";
+    r.summary = "flash-attn not installed: attention uses PyTorch SDPA (the advice for bare pip)";
     if (unsloth) r.evidence.push_back(PackageLabel(*unsloth) + " installed; without flash-attn it uses xformers/SDPA");
     return r;
   }

@@ -22,7 +22,7 @@ CheckResult CheckG3(const HostFacts& f) {
                           gib(mi->SwapUsed()), gib(mi->swap_total));
   r.summary += "; GPU memory: " + f.GpuMemorySummary();
   r.evidence.push_back("budget against MemAvailable (what the kernel can hand out), not nvidia-smi");
-  r.evidence.push_back(fmt::format("MemFree is the `free -g` \"free\" column the seed budgets against: {}",
+  r.evidence.push_back(fmt::format("MemFree is the `free -g` \"free\" column: {}",
                                    gib(mi->free)));
   if (auto pc = mi->PageCache(); pc && mi->total) {
     double share = static_cast<double>(*pc) / static_cast<double>(*mi->total);
@@ -30,7 +30,7 @@ CheckResult CheckG3(const HostFacts& f) {
     if (share >= 0.10 && ToGiB(*pc) >= 8.0) {
       r.evidence.push_back(
           "large page cache before a big model load: a safetensors load can OOM while it is held "
-          "(seed G3); drop it between runs with `sparkops flush`");
+          "(G3); drop it between runs with `sparkops flush`");
       r.fix = "sparkops flush   # sync; echo 3 > /proc/sys/vm/drop_caches (root, between runs)";
     }
   }

@@ -42,8 +42,8 @@ CheckResult CheckG4(const HostFacts& f) {
                           num(g.power_w, "{:.1f} W"), num(g.power_limit_w, "{:.0f} W"), clocks, reasons);
   r.evidence.push_back("source: " + snap.source);
   if (!g.power_limit_w)
-    r.evidence.push_back("no power limit reported (GB10 exposes none through NVML); the 240 W figure is the "
-                         "seed's rated reference, not a reading");
+    r.evidence.push_back("no power limit reported (GB10 exposes none through NVML); the 240 W figure is a "
+                         "rated reference, not a reading");
   if (g.temp_c && *g.temp_c >= 86)
     r.evidence.push_back("at or above 86 degC: a reported GB10 trip point is 86-87 degC (inference-atlas PR #225)");
   r.evidence.push_back("a clear reason mask does not prove full speed on GB10: power-delivery-degraded and hidden "

@@ -39,7 +39,7 @@ std::string FixFor(const Workload& w) {
 }  // namespace
 
 // G6: other heavy ML processes on the one global pool and whether each is capped
-// (seed: the one-heavy-job rule applies to uncapped or near-capacity workloads). Same code as `ps`.
+// (the one-heavy-job rule, docs/checks.md, applies to uncapped or near-capacity workloads). Same code as `ps`.
 CheckResult CheckG6(const HostFacts& f) {
   CheckResult r{"G6", CheckStatus::kPass, "", {}, ""};
   const auto& scan = f.workloads();
@@ -63,7 +63,7 @@ CheckResult CheckG6(const HostFacts& f) {
     }
     if (w.kind == WorkloadKind::kVllm && w.cap.is_default)
       r.evidence.push_back("vLLM's --gpu-memory-utilization default is 0.92 per instance (vllm/config/cache.py); "
-                           "the seed's 0.9 is the older default");
+                           "0.9 is the older default (vLLM PR #2162)");
   }
   r.evidence.push_back(scan->gpu_source == "none" ? "GPU per-process memory: not reported (no GPU readable)"
                                                   : "GPU per-process memory from " + scan->gpu_source);
@@ -74,7 +74,7 @@ CheckResult CheckG6(const HostFacts& f) {
   }
   if (risky.empty()) {
     r.summary = "all capped or idle: " + Join(fine, ", ") +
-                " (seed's safe example: vLLM at --gpu-memory-utilization <= 0.5 beside a small LoRA)";
+                " (safe example: vLLM at --gpu-memory-utilization <= 0.5 beside a small LoRA)";
     return r;
   }
   r.status = CheckStatus::kWarn;

@@ -1,4 +1,5 @@
-// G7: NVFP4 is only fast with arch/family-specific Blackwell kernels (checks-spec G7, §0.5, §0.6).
+// G7: NVFP4 is only fast with arch/family-specific Blackwell kernels (docs/checks.md, G7;
+// fatbin layout checked on real wheels in docs/preflight-real-wheels.md).
 // Needs the compute capability (NVML, else nvidia-smi); reads the .nv_fatbin entry headers of the
 // NVFP4 kernel packages and reports three facts per package: runs natively (a cubin for this GPU),
 // runs via PTX JIT, has NVFP4-capable (a/f 10.x/12.x) kernels for this GPU.

@@ -1,4 +1,4 @@
-// G9: container-first (checks-spec G9). Container detection under --root plus NGC environment
+// G9: container-first (docs/checks.md, G9). Container detection under --root plus NGC environment
 // variables; on bare pip, WARN with the evidence of drift (torch/triton/xformers/transformers
 // versions and whether their pins agree).
 #include <fmt/format.h>

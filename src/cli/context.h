@@ -11,7 +11,7 @@ namespace sparkops {
 
 using Env = std::map<std::string, std::string>;
 
-/// Global options (DESIGN.md), accepted before or after the command name.
+/// Global options (README, "Global options"), accepted before or after the command name.
 struct GlobalOptions {
   std::string root = "/";                    ///< --root / SPARKOPS_ROOT
   std::string nvml = "libnvidia-ml.so.1";    ///< --nvml / SPARKOPS_NVML; "none" disables

@@ -21,7 +21,7 @@ void RenderText(std::ostream& out, const Explanation& e) {
     for (const char* n : e.notes) out << "    " << n << "\n";
   }
   if (!e.corrections.empty()) {
-    out << "  Where the sources disagree with the seeds:\n";
+    out << "  Common advice, checked against the sources:\n";
     for (const char* c : e.corrections) out << "    - " << c << "\n";
   }
 }

@@ -1,5 +1,5 @@
 #pragma once
-/// Is a trainer running? `flush` is a between-run reset (seed), so it refuses without --force
+/// Is a trainer running? `flush` is a between-run reset, so it refuses without --force
 /// while one is. Returns one human-readable line per running training workload, as `ps`
 /// classifies it ("torchrun pid 4242 (none, uncapped)"); empty when none (or when the process
 /// table cannot be read).

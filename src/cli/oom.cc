@@ -36,7 +36,7 @@ nlohmann::json OomJson(const OomSignature& s) {
 constexpr size_t kOomLogTailBytes = 32u << 20;
 
 int CmdOom(Context& ctx, const std::vector<std::string>& args) {
-  auto app = NewApp("oom", "Work an OOM down the seed's ladder: flush, pack/batch, method, then model/Sparks.");
+  auto app = NewApp("oom", "Work an OOM down the ladder: flush, pack/batch, method, then model/Sparks.");
   std::string model, log;
   PlanFlags flags;
   app->add_option("MODEL", model, "as for `plan` (optional: without it only step 1 has numbers)");

@@ -138,7 +138,7 @@ void PrintPlan(std::ostream& out, const Plan& p) {
   counter("process peak", b.process_peak(), p.low.process_peak(), p.high.process_peak(),
           "what the process takes from the pool: reserved + paged state + CUDA context");
   for (const auto& w : p.widened) out << "  widened: " << w << "\n";
-  out << fmt::format("load-time peak  {:>9.2f} GiB  seed's rule: mmap'd checkpoint pages and the device copy count at once "
+  out << fmt::format("load-time peak  {:>9.2f} GiB  rule of thumb: mmap'd checkpoint pages and the device copy count at once "
                      "(one {:.1f} GiB shard mapped at a time; no source measures this)\n",
                      G(b.load_peak()), G(b.mmap_window));
   if (p.budget.source == "--budget-gib") {
@@ -151,7 +151,7 @@ void PrintPlan(std::ostream& out, const Plan& p) {
     out << "  (the budget is the shared pool of a unified-memory GPU such as GB10; on a discrete GPU the limit is the "
            "card's own memory: pass --budget-gib)\n";
   if (p.budget.mem_free)
-    out << fmt::format("  MemFree {:.2f} GiB (the seed's `free -g` column); the budget is MemAvailable because it also "
+    out << fmt::format("  MemFree {:.2f} GiB (the `free -g` \"free\" column); the budget is MemAvailable because it also "
                        "counts page cache the kernel can reclaim, and nvidia-smi does not see this pool\n",
                        G(*p.budget.mem_free));
   out << fmt::format("verdict         {} (peak {:.2f} GiB = {:.0f}% of budget, the high end of process and load peaks; "

@@ -9,7 +9,7 @@
 namespace sparkops {
 
 /// `sparkops ps [--json]`: the ML workloads on the pool with their caps and verdicts.
-/// Exit 0 whatever it finds (DESIGN.md); 2 on a bad flag; 1 only when /proc cannot be read.
+/// Exit 0 whatever it finds; 2 on a bad flag; 1 only when /proc cannot be read.
 int CmdPs(Context& ctx, const std::vector<std::string>& args) {
   auto app = NewApp("ps",
                     "List the GPU-resident and memory-heavy ML processes (vLLM, SGLang, Ollama, llama.cpp, TGI, "

@@ -1,4 +1,4 @@
-// sparkops sample: one CSV row per interval (DESIGN.md "sample"), durable, events on stderr.
+// sparkops sample: one CSV row per interval (docs/telemetry.md), durable, events on stderr.
 #include <fmt/format.h>
 #include <signal.h>
 

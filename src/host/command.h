@@ -12,7 +12,7 @@
 namespace sparkops {
 
 struct CommandOptions {
-  std::chrono::milliseconds timeout{5000};  ///< default 5 s (DESIGN.md)
+  std::chrono::milliseconds timeout{5000};  ///< default 5 s
   size_t max_output = 8u << 20;             ///< bytes kept per stream; the rest is read and dropped
   /// When set, the child's environment is exactly this (else it inherits ours).
   std::optional<std::map<std::string, std::string>> env;

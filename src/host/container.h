@@ -1,5 +1,5 @@
 #pragma once
-/// Container and host identity for preflight G2/G9 (checks-spec G9), read under --root.
+/// Container and host identity for preflight G2/G9 (docs/checks.md, G9), read under --root.
 #include <optional>
 #include <string>
 #include <vector>

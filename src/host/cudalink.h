@@ -1,6 +1,6 @@
 #pragma once
 /// Which CUDA libraries the native objects of a Python environment would load, and from where
-/// (G1 decision rules 2-4 in checks-spec): read from ELF dynamic sections, resolved the way
+/// (docs/checks.md, G1 decision rules): read from ELF dynamic sections, resolved the way
 /// ld.so would, without importing anything.
 #include <functional>
 #include <map>

@@ -1,6 +1,6 @@
 #pragma once
 /// Installed-package metadata (`*.dist-info`, legacy `*.egg-info`), parsed without importing
-/// anything (checks-spec §0.2). All parsers are pure.
+/// anything (docs/checks.md, "Finding the Python environment"). All parsers are pure.
 #include <optional>
 #include <string>
 #include <string_view>

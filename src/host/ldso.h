@@ -1,5 +1,5 @@
 #pragma once
-/// Where ld.so would find a NEEDED library (checks-spec §0.3), without loading anything.
+/// Where ld.so would find a NEEDED library (ld.so(8); docs/checks.md, G1), without loading anything.
 /// Order: DT_RPATH (only when there is no DT_RUNPATH), LD_LIBRARY_PATH, DT_RUNPATH, then the
 /// libraries torch's __init__ preloads from the pip `nvidia/*/lib` dirs, then the ld.so.conf
 /// and default dirs under --root. /etc/ld.so.cache itself is not parsed: the dirs it is built

@@ -1,6 +1,6 @@
 #pragma once
 /// Power rails, power limits, PROCHOT and CPU/SoC temperatures outside NVML (issue 18; facts in
-/// shared/research/gb10-hwmon.md). Sources, all optional:
+/// docs/telemetry.md, "Power rails"; driver: github.com/antheas/spark_hwmon). Sources, all optional:
 ///  - the community `spbm` hwmon driver on DGX Spark (found by its `name`, channels by label):
 ///    rails (µW), energy counters (µJ), limiter EWMAs and caps, temperatures (m°C), and the
 ///    `prochot` / `pl_level` attributes in the hwmon directory or the ACPI device directory

@@ -1,7 +1,7 @@
 #pragma once
 /// Pressure-stall information (PSI) for memory: `/proc/pressure/memory`, the kernel's share of
-/// wall time in which tasks stalled waiting for memory (an early sign of the silent eviction the
-/// seed's G6 describes). Absent on kernels built without PSI.
+/// wall time in which tasks stalled waiting for memory (an early sign of the silent eviction that
+/// G6 describes). Absent on kernels built without PSI.
 #include <cstdint>
 #include <optional>
 #include <string_view>

@@ -1,5 +1,5 @@
 #pragma once
-/// Triton's bundled ptxas (checks-spec G1 "Triton: bundled ptxas and sm_121a"): Triton compiles
+/// Triton's bundled ptxas (triton-lang/triton#8539; docs/checks.md, G1): Triton compiles
 /// GB10 kernels for sm_121a, which needs a ptxas from CUDA >= 12.9. Older bundled ones fail with
 /// `ptxas fatal : Value 'sm_121a' is not defined for option 'gpu-name'`.
 #include <optional>
@@ -22,7 +22,7 @@ struct PtxasInfo {
 
 /// Which ptxas Triton uses for arch >= 100: env TRITON_PTXAS_BLACKWELL_PATH, else
 /// TRITON_PTXAS_PATH, else <site>/triton/backends/nvidia/bin/ptxas-blackwell, else .../ptxas
-/// (override order UNVERIFIED beyond checks-spec). Runs `PATH --version` (5 s timeout).
+/// (override order not verified against Triton's source). Runs `PATH --version` (5 s timeout).
 /// nullopt when there is no candidate at all.
 std::optional<PtxasInfo> TritonPtxas(const Context& ctx, const std::string& triton_site_dir);
 

@@ -1,6 +1,6 @@
 #pragma once
 /// Python environment discovery and package inventory, without importing any package
-/// (checks-spec §0.1, §0.2). Paths here are real paths: `--site-packages`, VIRTUAL_ENV and
+/// (docs/checks.md, "Finding the Python environment"). Paths here are real paths: `--site-packages`, VIRTUAL_ENV and
 /// CONDA_PREFIX name directories on this machine; the system dist-packages dirs are host paths
 /// resolved under --root.
 #include <optional>

@@ -1,5 +1,5 @@
 #pragma once
-/// torch/version.py, read with line patterns - never evaluated as Python (checks-spec G1).
+/// torch/version.py, read with line patterns - never evaluated as Python (docs/checks.md, G1).
 #include <optional>
 #include <string>
 #include <string_view>

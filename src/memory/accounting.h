@@ -101,7 +101,7 @@ struct Breakdown {
   double allocated_peak() const;  ///< max of the two phases: torch.cuda.max_memory_allocated
   double reserved_peak() const;   ///< allocated + slack + load cache: torch.cuda.max_memory_reserved
   double process_peak() const;    ///< reserved + paged state + CUDA context: what the process takes
-  double load_peak() const;       ///< seed's rule: mapped checkpoint + device copy + overhead
+  double load_peak() const;       ///< rule of thumb: mapped checkpoint + device copy + overhead
   double peak() const;            ///< max(process, load): what verdicts use
 };
 

@@ -29,8 +29,8 @@ double BytesPerToken(const ModelSpec& s, double bpp) {
 }
 
 std::vector<BandwidthFigure> ReferenceBandwidths() {
-  return {{"seed figure, low (called measured; no source found)", 180},
-          {"seed figure, high (called measured; no source found)", 192},
+  return {{"quoted figure, low (called measured; no source found)", 180},
+          {"quoted figure, high (called measured; no source found)", 192},
           {"published measurement, low (antirez/ds4#773, saturating-read kernel)", 231},
           {"published measurement, high (antirez/ds4#773)", 234},
           {"LPDDR5X spec (NVIDIA; not sustained)", 273}};

@@ -19,10 +19,10 @@ Result<double> DecodeBytesPerParam(std::string_view dtype);
 double BytesPerToken(const ModelSpec& spec, double bytes_per_param);
 
 struct BandwidthFigure {
-  std::string label;   ///< "seed (no source found)", "measured, antirez/ds4#773", "this machine (CPU-side)"
+  std::string label;   ///< "quoted figure (no source found)", "measured, antirez/ds4#773", "this machine (CPU-side)"
   double gb_per_s = 0; ///< decimal GB/s
 };
-/// The labelled reference figures: seed 180 and 192, published 231 and 234, spec 273.
+/// The labelled reference figures: quoted 180 and 192 (no source found), published 231 and 234, spec 273.
 std::vector<BandwidthFigure> ReferenceBandwidths();
 
 /// Multi-threaded sequential read of a 256 MiB buffer for about `seconds` (CPU cores reading DRAM;

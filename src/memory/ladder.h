@@ -1,5 +1,5 @@
 #pragma once
-/// The seed's OOM ladder, computed: 1 flush the page cache, 2 shorter packing then smaller batch,
+/// The OOM ladder (docs/formulas.md), computed: 1 flush the page cache, 2 shorter packing then smaller batch,
 /// 3 method downgrade (full -> bf16 LoRA -> QLoRA; a QLoRA OOM at load/dequantisation -> bf16
 /// LoRA when it fits), 4 smaller model or two Sparks (DDP/FSDP, never TP for training).
 #include <optional>
@@ -19,7 +19,7 @@ struct LadderStep {
 };
 
 struct Ladder {
-  std::vector<LadderStep> steps;  ///< always 4, in the seed's order
+  std::vector<LadderStep> steps;  ///< always 4, in the ladder's order
   int next = 1;                   ///< the step to take now
   std::string why_next;
   std::optional<double> page_cache_gib;  ///< reclaimable page cache now (meminfo)

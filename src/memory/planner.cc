@@ -25,15 +25,16 @@ std::optional<uint64_t> LargestThat(uint64_t cap, F fits) {
   return lo;
 }
 
-/// The seed's three anchors; 27B LoRA and 9B full FT have no figure in the seed, so sparkops
+/// Three anchors: 70B QLoRA's ~40 GB of weights is the figure quoted for DGX Spark (README,
+/// background); 27B LoRA and 9B full FT have no quoted figure, so sparkops
 /// computes them (gemma-2-27b LoRA, gemma-2-9b full, default options) and says so.
 Anchor NearestAnchor(const Plan& p) {
   Anchor a;
   const Method m = p.options.method;
   if (m == Method::kQlora) {
-    a.name = "70B QLoRA (seed: weights near 40 GB)";
+    a.name = "70B QLoRA (quoted: weights near 40 GB)";
     a.bytes = 40e9;
-    a.source = "seed";
+    a.source = "quoted";
     a.compared = "weights + adapter";
     a.diff = p.breakdown.weights + p.breakdown.adapter - a.bytes;
     return a;

@@ -18,7 +18,7 @@ Verdict Judge(double peak_bytes, double budget_bytes);
 struct Budget {
   double bytes = 0;                     ///< what the plan is judged against
   std::optional<double> mem_available;  ///< MemAvailable (bytes), when read
-  std::optional<double> mem_free;       ///< MemFree (bytes): the seed's `free -g` column
+  std::optional<double> mem_free;       ///< MemFree (bytes): the `free -g` "free" column
   double reserve = 0;                   ///< subtracted for OS/driver
   std::string source;                   ///< "MemAvailable - reserve" or "--budget-gib"
 };
@@ -30,8 +30,8 @@ Result<Budget> MakeBudget(const Result<MemInfo>& meminfo, std::optional<double> 
 struct Anchor {
   std::string name;   ///< "70B QLoRA"
   double bytes = 0;   ///< the anchor figure
-  std::string source; ///< "seed" or "computed"
-  std::string compared;  ///< "weights" (the seed's figure is weights) or "steady peak"
+  std::string source; ///< "quoted" (a published rule-of-thumb figure) or "computed"
+  std::string compared;  ///< "weights" (the quoted figure is weights) or "steady peak"
   double diff = 0;    ///< this plan's compared figure minus the anchor
 };
 

@@ -1,5 +1,5 @@
 #pragma once
-/// The thermal CSV (`sample`, `run`'s thermal.csv): DESIGN.md's columns in its order, then the
+/// The thermal CSV (`sample`, `run`'s thermal.csv): the columns of docs/telemetry.md in that order, then the
 /// extra readings, `event` last. Absent values are empty cells (never `[N/A]`, never 0).
 #include <string>
 #include <vector>

@@ -1,12 +1,12 @@
 #pragma once
 /// Turns a series of samples into explicit events (the `event` CSV column, stderr, events.jsonl).
-/// Rules (issue 4; sources in docs/readme/telemetry.md):
+/// Rules (issue 4; sources in docs/telemetry.md, "Events"):
 ///  - `throttle_start:<a+b>` when the set of active throttle reasons changes to a non-empty set,
 ///    `throttle_end` when it becomes empty (unknown reasons change nothing);
 ///  - `pd_degraded`: SM clock < 1400 MHz while utilization >= 80 % and no throttle reason, for 2
 ///    samples in a row (emitted once per stretch; spark-gpu-throttle-check's thresholds);
 ///  - `thermal_signature`: temperature rising (never falling) over >= 3 consecutive samples by
-///    >= 3 degC in total while power stays within +-10 % of the stretch's first sample (seed G4);
+///    >= 3 degC in total while power stays within +-10 % of the stretch's first sample (the G4 signature, docs/checks.md);
 ///    once per stretch;
 ///  - `hot`: temperature reaches 86 degC (a reported GB10 trip point, 86-87 degC); once per
 ///    episode, re-armed when it drops below.

@@ -1,7 +1,7 @@
 #pragma once
 /// NVML clock-event reasons (nvmlClocksEventReason* bits, nvml.h 13.3.29; the same bits as DCGM's
 /// DCGM_CLOCKS_THROTTLE_REASON_*). Five of them slow the GPU down against its will ("throttle");
-/// idle, application clocks, sync boost and display clock are not throttling (DESIGN.md).
+/// idle, application clocks, sync boost and display clock are not throttling (docs/telemetry.md).
 #include <cstdint>
 #include <string>
 #include <vector>

@@ -1,6 +1,6 @@
 #pragma once
-/// Memory caps per workload kind, from flags and environment (research/workloads.md §2-3), and the
-/// verdict rule of DESIGN.md. Pure.
+/// Memory caps per workload kind, from flags and environment (docs/checks.md, G6: caps per server),
+/// and the verdict rule. Pure.
 #include <optional>
 #include <string>
 #include <vector>
@@ -9,7 +9,7 @@
 
 namespace sparkops {
 
-/// The seed's coexistence threshold: a cap that leaves at least half the pool (vLLM at 0.5).
+/// The coexistence threshold (docs/checks.md, G6): a cap that leaves at least half the pool (vLLM at 0.5).
 inline constexpr double kCappedFraction = 0.5;
 /// vLLM's default --gpu-memory-utilization (vllm/config/cache.py; 0.9 in older releases).
 inline constexpr double kVllmDefaultFraction = 0.92;

@@ -1,4 +1,4 @@
-// Which process is which workload, and how processes group (research/workloads.md §1-3).
+// Which process is which workload, and how processes group (docs/checks.md, G6: what `ps` recognises).
 #include <set>
 #include <unordered_map>
 

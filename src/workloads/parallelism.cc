@@ -1,4 +1,4 @@
-// Command lines, environment and the G10 rule (research/workloads.md §5, checks-spec G10).
+// Command lines, environment and the G10 rule (docs/checks.md, G10).
 #include "workloads/parallelism.h"
 
 #include <fmt/format.h>
@@ -166,7 +166,7 @@ LayoutJudgement JudgeLayout(const ParallelLayout& l, std::optional<int> job_node
                           who, tp, machines)};
     return {LayoutLevel::kInfo,
             fmt::format("{}: inference TP={} across {}: routine for serving (NVIDIA's vLLM + Ray two-Spark "
-                        "playbook); the seed's \"never TP\" holds for training",
+                        "playbook); \"never TP\" holds for training",
                         who, tp, machines)};
   }
   if (pp > 1 && nodes && *nodes >= 2)

@@ -1,5 +1,5 @@
 #pragma once
-/// Parallelism layout for G10 (research/workloads.md §5): how many machines a job spans and its
+/// Parallelism layout for G10 (docs/checks.md, G10): how many machines a job spans and its
 /// tensor/pipeline degrees, read from accelerate YAML (yaml-cpp), DeepSpeed JSON (nlohmann), other
 /// training YAML (axolotl, torchtune, NeMo/Megatron, LLaMA-Factory), launch scripts and command
 /// lines (torchrun, accelerate launch, deepspeed, tune run, vLLM, SGLang, TGI), and launcher

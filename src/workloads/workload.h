@@ -1,7 +1,7 @@
 #pragma once
 /// ML workloads on the unified pool: which processes are inference servers or trainers, how they
 /// group (children under their server or launcher), their memory cap parsed from flags and
-/// environment (research/workloads.md §2-3), and the verdict DESIGN.md defines:
+/// environment (docs/checks.md, G6: caps per server), and the verdict:
 ///   capped        an explicit cap leaving at least half the pool: fraction <= 0.5, or bytes <= MemTotal/2
 ///   near-capacity a cap above that, including a server's default when no flag is given (vLLM 0.92)
 ///   uncapped      no cap mechanism in use (trainers, a loaded Ollama, llama.cpp without a fixed -c)

@@ -1,5 +1,5 @@
-// Per-format parser tables. Samples are the lines quoted in research/training-logs.md (copied
-// into the repo here as test data), one block per framework.
+// Per-format parser tables. Samples are lines from each framework's formatting code or logs
+// quoted in its issues (docs/analyze.md), copied here as test data, one block per framework.
 #include <gtest/gtest.h>
 
 #include <charconv>

@@ -39,7 +39,7 @@ TEST(ThermalCsv, SparkopsFormatByColumnNameUnknownColumnsIgnored) {
 }
 
 TEST(ThermalCsv, NvidiaSmiQueryOutputWithUnitsAndNA) {
-  // Header and row layout as printed on GB10 (research/gb10-nvml-behaviour.md §3, NordicHPC/sonar #460)
+  // Header and row layout as printed on GB10 (NordicHPC/sonar #460)
   const char* csv =
       "timestamp, utilization.gpu [%], memory.used [MiB], temperature.gpu, power.draw [W], clocks.sm [MHz], "
       "clocks_event_reasons.sw_thermal_slowdown\n"
