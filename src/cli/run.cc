@@ -107,14 +107,12 @@ int CmdRun(Context& ctx, const std::vector<std::string>& args) {
     ctx.err << "sparkops run: " << rec.error().message << "\n";
     return kExitUsage;
   }
-  char host[256] = "";
-  ::gethostname(host, sizeof host - 1);
   auto boot = ReadBootId(ctx.fs);
   nlohmann::ordered_json meta = {{"start_time", FormatUtcMillis(std::chrono::system_clock::now())},
                                  {"argv", command},
                                  {"pid", nullptr},
                                  {"boot_id", boot ? *boot : std::string()},
-                                 {"host", host},
+                                 {"host", ReadHostname(ctx)},
                                  {"interval_s", interval},
                                  {"sparkops_version", SPARKOPS_VERSION}};
   meta["memory_guard"] = guard_config ? GuardConfigJson(*guard_config) : nlohmann::ordered_json();
@@ -161,7 +159,13 @@ int CmdRun(Context& ctx, const std::vector<std::string>& args) {
       }
     }
   }
-  const std::string peak_note = plan_args.empty() ? "" : RecordPlanAndPeak(ctx, *rec, out_dir, plan_args);
+  auto plan = [&ctx](const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+    GlobalOptions o{ctx.opts};
+    o.json = true;
+    Context pctx{o, ctx.fs, ctx.env, out, err};
+    return CmdPlan(pctx, args);
+  };
+  const std::string peak_note = plan_args.empty() ? "" : RecordPlanAndPeak(ctx, *rec, out_dir, plan_args, plan);
   res->live->Close();  // the rest of the job's output first, then run's own lines
   if (!peak_note.empty()) ctx.err << "sparkops run: " << peak_note << "\n";
   if (!verdict.empty()) ctx.err << "sparkops run: " << verdict << "\n";

@@ -2,7 +2,7 @@
 
 namespace sparkops {
 
-MetricsCache::MetricsCache(const Context& ctx, CacheOptions opts, std::function<Collection()> collect)
+MetricsCache::MetricsCache(const HostView& ctx, CacheOptions opts, std::function<Collection()> collect)
     : ctx_(ctx), opts_(opts), collect_(std::move(collect)) {
   if (!collect_) collect_ = [this] { return CollectAll(ctx_); };
 }

@@ -22,7 +22,7 @@ struct CacheOptions {
 class MetricsCache {
  public:
   /// `collect` defaults to CollectAll(ctx); tests may pass their own.
-  MetricsCache(const Context& ctx, CacheOptions opts, std::function<Collection()> collect = nullptr);
+  MetricsCache(const HostView& ctx, CacheOptions opts, std::function<Collection()> collect = nullptr);
   ~MetricsCache();
   MetricsCache(const MetricsCache&) = delete;
   MetricsCache& operator=(const MetricsCache&) = delete;
@@ -39,7 +39,7 @@ class MetricsCache {
  private:
   void PreflightLoop();
 
-  const Context& ctx_;
+  const HostView& ctx_;
   CacheOptions opts_;
   std::function<Collection()> collect_;
 

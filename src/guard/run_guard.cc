@@ -7,7 +7,7 @@
 
 namespace sparkops::guard {
 
-std::unique_ptr<JobGuard> StartRunGuard(const Context& ctx, RunRecorder& rec, const std::optional<RunGuardOptions>& o,
+std::unique_ptr<JobGuard> StartRunGuard(const HostView& ctx, RunRecorder& rec, const std::optional<RunGuardOptions>& o,
                                         pid_t pid) {
   if (!o) return nullptr;
   JobGuardOptions jo;

@@ -6,7 +6,7 @@
 #include <memory>
 #include <optional>
 
-#include "cli/context.h"
+#include "host/host_view.h"
 #include "guard/watcher.h"
 #include "telemetry/run_recorder.h"
 
@@ -19,7 +19,7 @@ struct RunGuardOptions {
 };
 
 /// Starts the guard for the job `pid` (also its process group). Null when `o` is nullopt.
-std::unique_ptr<JobGuard> StartRunGuard(const Context& ctx, RunRecorder& rec, const std::optional<RunGuardOptions>& o,
+std::unique_ptr<JobGuard> StartRunGuard(const HostView& ctx, RunRecorder& rec, const std::optional<RunGuardOptions>& o,
                                         pid_t pid);
 
 }  // namespace sparkops::guard

@@ -7,7 +7,6 @@
 #include "analysis/localtime.h"
 #include "base/json_text.h"
 #include "base/strings.h"
-#include "cli/commands.h"
 
 namespace sparkops {
 namespace {
@@ -31,14 +30,13 @@ MeasuredPeaks PeaksFromThermal(const ThermalSeries& s) {
   return p;
 }
 
-std::string RecordPlanAndPeak(Context& ctx, RunRecorder& rec, const std::string& dir, const std::string& plan_args) {
+std::string RecordPlanAndPeak(const HostView& ctx, RunRecorder& rec, const std::string& dir, const std::string& plan_args,
+                              const PlanCommand& plan) {
   std::vector<std::string> args;
   for (auto a : Split(plan_args, ' '))
     if (!a.empty()) args.emplace_back(a);
   std::ostringstream out, err;
-  Context pctx{ctx.opts, ctx.fs, ctx.env, out, err};
-  pctx.opts.json = true;
-  const int rc = CmdPlan(pctx, args);
+  const int rc = plan(args, out, err);
   if (rc != 0 && rc != 1) return "--plan-args: " + err.str();
   if (!rec.WriteFile("plan.json", out.str())) return "cannot write plan.json";
   auto zone = LocalZone::Make("UTC", ctx.fs);

@@ -1,11 +1,14 @@
 #pragma once
 /// `run --plan-args "..."`: the job's measured peak beside the plan it was given, for
 /// `sparkops plan --calibrate RUN_DIR` (memory/calibrate.h reads the two files written here).
+#include <functional>
 #include <optional>
+#include <ostream>
 #include <string>
+#include <vector>
 
 #include "analysis/thermal.h"
-#include "cli/context.h"
+#include "host/host_view.h"
 #include "telemetry/run_recorder.h"
 
 namespace sparkops {
@@ -19,8 +22,13 @@ struct MeasuredPeaks {
 /// Pure: the peaks of a thermal series (a drop needs two MemAvailable readings).
 MeasuredPeaks PeaksFromThermal(const ThermalSeries& s);
 
-/// Writes plan.json (`sparkops --json plan PLAN_ARGS`, args split on spaces) and peak.json (from
+/// `sparkops --json plan ARGS`: writes the plan to `out`, problems to `err`, returns the exit code.
+/// The command layer supplies it (the plan command lives above this layer).
+using PlanCommand = std::function<int(const std::vector<std::string>& args, std::ostream& out, std::ostream& err)>;
+
+/// Writes plan.json (`plan` run on PLAN_ARGS, args split on spaces) and peak.json (from
 /// DIR/thermal.csv) into the run directory. Returns "" or what could not be recorded.
-std::string RecordPlanAndPeak(Context& ctx, RunRecorder& rec, const std::string& dir, const std::string& plan_args);
+std::string RecordPlanAndPeak(const HostView& ctx, RunRecorder& rec, const std::string& dir, const std::string& plan_args,
+                              const PlanCommand& plan);
 
 }  // namespace sparkops

@@ -44,7 +44,7 @@ void OnSignal(int sig) {
 /// itself or its descendants) becomes a process_start record; one that goes away, process_exit.
 class ProcessWatch {
  public:
-  ProcessWatch(const Context& ctx, RunRecorder& rec, pid_t job) : ctx_(ctx), rec_(rec), job_(job) {}
+  ProcessWatch(const HostView& ctx, RunRecorder& rec, pid_t job) : ctx_(ctx), rec_(rec), job_(job) {}
 
   void Snapshot(const Sample& s) {
     GpuSnapshot gpu;
@@ -81,7 +81,7 @@ class ProcessWatch {
     return guard::ProcessTree(*table, static_cast<uint32_t>(job_));
   }
 
-  const Context& ctx_;
+  const HostView& ctx_;
   RunRecorder& rec_;
   pid_t job_;
   bool first_ = true;  ///< the first snapshot is the baseline: what ran before the job is not new
@@ -126,7 +126,7 @@ class WriteFailures {
 
 }  // namespace
 
-Result<SuperviseResult> Supervise(const Context& ctx, RunRecorder& rec, const SuperviseOptions& o,
+Result<SuperviseResult> Supervise(const HostView& ctx, RunRecorder& rec, const SuperviseOptions& o,
                                   const std::function<void(pid_t)>& on_start) {
   if (::pipe2(g_signal_pipe, O_CLOEXEC | O_NONBLOCK) != 0) return IoError("pipe: cannot create");
   struct sigaction sa {}, ign{}, old_int{}, old_term{}, old_hup{}, old_pipe{};
