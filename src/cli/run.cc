@@ -18,9 +18,9 @@
 #include "host/bootid.h"
 #include "memory/ladder.h"
 #include "report/html.h"
-#include "telemetry/peak_recorder.h"
+#include "run/peak_recorder.h"
+#include "run/supervisor.h"
 #include "telemetry/terminal_text.h"
-#include "telemetry/supervisor.h"
 
 namespace sparkops {
 

@@ -1,4 +1,4 @@
-#include "telemetry/peak_recorder.h"
+#include "run/peak_recorder.h"
 
 #include <algorithm>
 #include <nlohmann/json.hpp>

@@ -9,7 +9,7 @@
 
 #include "analysis/thermal.h"
 #include "host/host_view.h"
-#include "telemetry/run_recorder.h"
+#include "run/run_recorder.h"
 
 namespace sparkops {
 

@@ -12,9 +12,9 @@
 #include <vector>
 
 #include "host/host_view.h"
-#include "guard/run_guard.h"
+#include "run/run_guard.h"
+#include "run/run_recorder.h"
 #include "telemetry/live_view.h"
-#include "telemetry/run_recorder.h"
 
 namespace sparkops {
 

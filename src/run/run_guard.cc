@@ -1,4 +1,4 @@
-#include "guard/run_guard.h"
+#include "run/run_guard.h"
 
 #include <algorithm>
 

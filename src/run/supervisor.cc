@@ -1,4 +1,4 @@
-#include "telemetry/supervisor.h"
+#include "run/supervisor.h"
 #include "telemetry/job_tree.h"
 
 #include <fcntl.h>
@@ -15,12 +15,12 @@
 #include <thread>
 
 #include "base/number_flag.h"
-#include "host/child.h"
 #include "guard/event.h"
+#include "host/child.h"
 #include "host/proctable.h"
+#include "run/sentinel.h"
 #include "telemetry/line_splitter.h"
 #include "telemetry/loop.h"
-#include "telemetry/sentinel.h"
 #include "workloads/workload.h"
 
 namespace sparkops {

@@ -6,9 +6,9 @@
 #include <memory>
 #include <optional>
 
-#include "host/host_view.h"
 #include "guard/watcher.h"
-#include "telemetry/run_recorder.h"
+#include "host/host_view.h"
+#include "run/run_recorder.h"
 
 namespace sparkops::guard {
 
