@@ -103,7 +103,7 @@ TEST(ExporterCli, OnceRunsPreflightAndAMissingMeminfoCostsOnlyItsSeries) {
 }
 
 TEST(ExporterCache, ReusesBodyWithinMinInterval) {
-  Context ctx{GlobalOptions{}, HostFs("/"), {}, std::cout, std::cerr};
+  HostView ctx{HostOptions{}, HostFs("/"), {}};
   int n = 0;
   MetricsCache cache(ctx, CacheOptions{std::chrono::milliseconds(60000), std::chrono::milliseconds(0)}, [&] {
     Collection c;
@@ -130,7 +130,7 @@ TEST(ExporterCache, ReusesBodyWithinMinInterval) {
 
 TEST(ExporterCache, BackgroundPreflightAppearsWithoutScrapesRunningIt) {
   testing::TempDir empty;
-  Context ctx{GlobalOptions{empty.path(), "none", "none", false}, HostFs(empty.path()), {}, std::cout, std::cerr};
+  HostView ctx{HostOptions{empty.path(), "none", "none"}, HostFs(empty.path()), {}};
   MetricsCache cache(ctx, CacheOptions{std::chrono::milliseconds(0), std::chrono::milliseconds(3600000)});
   cache.StartPreflight();
   std::string body;

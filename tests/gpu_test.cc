@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <sstream>
 
+#include "cli/context.h"
 #include "host/gpu.h"
 #include "host/nvml.h"
 #include "test_util.h"

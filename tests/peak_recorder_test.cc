@@ -1,7 +1,7 @@
-// run --plan-args: the measured peaks written beside the plan (telemetry/peak_recorder.h).
+// run --plan-args: the measured peaks written beside the plan (run/peak_recorder.h).
 #include <gtest/gtest.h>
 
-#include "telemetry/peak_recorder.h"
+#include "run/peak_recorder.h"
 
 namespace sparkops {
 namespace {

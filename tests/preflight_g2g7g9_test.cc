@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "checks/check.h"
+#include "cli/context.h"
 #include "host/container.h"
 #include "host/cudalink.h"
 #include "host/ptxas.h"

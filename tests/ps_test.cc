@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "checks/check.h"
+#include "cli/context.h"
 #include "test_util.h"
 
 namespace sparkops {

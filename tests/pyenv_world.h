@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "checks/check.h"
+#include "cli/context.h"
 #include "test_util.h"
 
 namespace sparkops::testing {

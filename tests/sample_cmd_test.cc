@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "base/strings.h"
+#include "cli/context.h"
 #include "telemetry/csv.h"
 #include "test_util.h"
 

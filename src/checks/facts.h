@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "base/error.h"
-#include "cli/context.h"
+#include "host/host_view.h"
 #include "host/elf.h"
 #include "host/gpu.h"
 #include "host/meminfo.h"
@@ -26,9 +26,9 @@ struct PreflightOptions {
 
 class HostFacts {
  public:
-  HostFacts(const Context& ctx, PreflightOptions opts) : ctx_(ctx), opts_(std::move(opts)) {}
+  HostFacts(const HostView& ctx, PreflightOptions opts) : ctx_(ctx), opts_(std::move(opts)) {}
 
-  const Context& ctx() const { return ctx_; }
+  const HostView& ctx() const { return ctx_; }
   const PreflightOptions& options() const { return opts_; }
 
   /// /proc/meminfo under --root.
@@ -65,7 +65,7 @@ class HostFacts {
   void SetHostMachine(std::string m) { host_machine_ = std::move(m); }
 
  private:
-  const Context& ctx_;
+  const HostView& ctx_;
   PreflightOptions opts_;
   mutable std::optional<Result<MemInfo>> meminfo_;
   mutable std::optional<GpuSnapshot> gpu_;

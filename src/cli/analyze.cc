@@ -71,7 +71,7 @@ int CmdAnalyze(Context& ctx, const std::vector<std::string>& args) {
       return kExitProblem;
     }
   }
-  if (ctx.opts.json) ctx.out << JsonText(RenderAnalysisJson(*result)) << "\n";
+  if (ctx.json) ctx.out << JsonText(RenderAnalysisJson(*result)) << "\n";
   else {
     ctx.out << RenderAnalysisText(*result);
     if (!html.empty()) ctx.out << "\nreport   " << html << "\n";

@@ -40,7 +40,7 @@ int CmdBandwidth(Context& ctx, const std::vector<std::string>& args) {
     figures.push_back({"this machine, measured now (CPU cores reading memory; not the GPU's figure)",
                        MeasureReadBandwidth()});
   const double bytes = lm ? BytesPerToken(lm->spec, *bpp) : 0;
-  if (ctx.opts.json) {
+  if (ctx.json) {
     nlohmann::json j;
     if (lm) {
       j["model"] = lm->spec.name;

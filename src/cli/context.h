@@ -1,38 +1,28 @@
 #pragma once
 /// What every command gets: the global options, the host view and the output streams.
-#include <map>
 #include <ostream>
+#include <utility>
 #include <string>
 #include <vector>
 
-#include "host/hostfs.h"
+#include "host/host_view.h"
 
 namespace sparkops {
 
-using Env = std::map<std::string, std::string>;
-
-/// Global options (README, "Global options"), accepted before or after the command name.
-struct GlobalOptions {
-  std::string root = "/";                    ///< --root / SPARKOPS_ROOT
-  std::string nvml = "libnvidia-ml.so.1";    ///< --nvml / SPARKOPS_NVML; "none" disables
-  std::string nvidia_smi = "nvidia-smi";     ///< --nvidia-smi / SPARKOPS_NVIDIA_SMI; "none" disables
-  bool json = false;                         ///< --json
+/// Global options (README, "Global options"), accepted before or after the command name: how to reach the
+/// host (host/host_view.h) and the output format.
+struct GlobalOptions : HostOptions {
+  bool json = false;  ///< --json
 };
 
-struct Context {
-  GlobalOptions opts;
-  HostFs fs;
-  Env env;  ///< the user's environment (VIRTUAL_ENV, PATH, TZ, ...), not the host root's
+/// The host view (what lower layers take) plus what only commands see: the format and the streams.
+struct Context : HostView {
+  Context(const GlobalOptions& o, HostFs host_fs, Env user_env, std::ostream& out_stream, std::ostream& err_stream)
+      : HostView{o, std::move(host_fs), std::move(user_env)}, json(o.json), out(out_stream), err(err_stream) {}
+
+  bool json = false;  ///< --json
   std::ostream& out;
   std::ostream& err;
-
-  /// Value of an environment variable, "" when unset.
-  std::string Getenv(const std::string& name) const {
-    auto it = env.find(name);
-    return it == env.end() ? std::string() : it->second;
-  }
-  bool nvml_enabled() const { return opts.nvml != "none" && !opts.nvml.empty(); }
-  bool nvidia_smi_enabled() const { return opts.nvidia_smi != "none" && !opts.nvidia_smi.empty(); }
 };
 
 /// A command: parses its own flags from `args` (the words after the command name, global

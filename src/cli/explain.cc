@@ -49,7 +49,7 @@ int CmdExplain(Context& ctx, const std::vector<std::string>& args) {
     ctx.err << "sparkops explain: unknown topic '" << topic << "' (use G1..G10 or ladder)\n";
     return kExitUsage;
   }
-  if (ctx.opts.json) {
+  if (ctx.json) {
     nlohmann::ordered_json doc = nlohmann::ordered_json::array();
     for (const auto* e : chosen) doc.push_back(ToJson(*e));
     ctx.out << (chosen.size() == 1 ? JsonText(doc[0]) : JsonText(doc)) << "\n";

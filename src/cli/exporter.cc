@@ -82,7 +82,7 @@ int CmdExporter(Context& ctx, const std::vector<std::string>& args) {
   limits.max_connections = static_cast<size_t>(max_connections);
   limits.max_per_client = static_cast<size_t>(max_per_client);
 
-  CacheOptions copts{Millis(min_interval), Millis(preflight_interval)};
+  CacheOptions copts{Millis(min_interval), Millis(preflight_interval), &ctx.err};
   if (once) {
     Collection c = CollectAll(ctx);
     if (preflight_interval > 0) {

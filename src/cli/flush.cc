@@ -38,7 +38,7 @@ int CmdFlush(Context& ctx, const std::vector<std::string>& args) {
   auto cache = before->PageCache();
   auto avail = before->available;
   if (dry_run) {
-    if (ctx.opts.json) {
+    if (ctx.json) {
       nlohmann::json j = {{"dry_run", true}};
       j["reclaimable_page_cache_gib"] = cache ? nlohmann::json(ToGiB(*cache)) : nlohmann::json();
       j["mem_available_gib"] = avail ? nlohmann::json(ToGiB(*avail)) : nlohmann::json();
@@ -62,7 +62,7 @@ int CmdFlush(Context& ctx, const std::vector<std::string>& args) {
   std::optional<double> freed;
   if (after && after->available && avail)
     freed = (static_cast<double>(*after->available) - static_cast<double>(*avail)) / kGiB;
-  if (ctx.opts.json) {
+  if (ctx.json) {
     nlohmann::json j = {{"dry_run", false}};
     j["freed_gib"] = freed ? nlohmann::json(*freed) : nlohmann::json();
     j["mem_available_before_gib"] = avail ? nlohmann::json(ToGiB(*avail)) : nlohmann::json();

@@ -16,7 +16,7 @@ int CmdModels(Context& ctx, const std::vector<std::string>& args) {
   auto app = NewApp("models", "List the built-in model catalogue (architecture facts, names for `plan`).");
   if (auto rc = ParseFlags(*app, args, ctx)) return *rc;
   const auto& cat = Catalogue();
-  if (ctx.opts.json) {
+  if (ctx.json) {
     auto arr = nlohmann::json::array();
     for (const auto& e : cat) {
       const ModelSpec& s = e.spec;

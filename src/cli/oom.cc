@@ -69,7 +69,7 @@ int CmdOom(Context& ctx, const std::vector<std::string>& args) {
     return kExitUsage;
   }
   auto ladder = BuildLadder(ReadMemInfo(ctx.fs), plan, sig);
-  if (ctx.opts.json) {
+  if (ctx.json) {
     nlohmann::json j;
     j["next_step"] = ladder.next;
     j["why"] = ladder.why_next;

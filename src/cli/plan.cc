@@ -188,7 +188,7 @@ int CmdPlan(Context& ctx, const std::vector<std::string>& args) {
       }
       runs.push_back(*c);
     }
-    if (ctx.opts.json) {
+    if (ctx.json) {
       nlohmann::json j = nlohmann::json::array();
       for (const auto& c : runs)
         j.push_back({{"dir", c.dir}, {"model", c.model}, {"method", c.method}, {"measured_gib", Round3(G(c.measured))},
@@ -209,7 +209,7 @@ int CmdPlan(Context& ctx, const std::vector<std::string>& args) {
     ctx.err << "sparkops plan: " << plan.error().message << "\n";
     return kExitUsage;
   }
-  if (ctx.opts.json)
+  if (ctx.json)
     ctx.out << JsonText(PlanJson(*plan)) << "\n";
   else
     PrintPlan(ctx.out, *plan);

@@ -59,12 +59,12 @@ int CmdPreflight(Context& ctx, const std::vector<std::string>& args) {
     CheckResult r = c.run(facts);
     any_fail |= r.status == CheckStatus::kFail;
     input_error |= r.input_error;
-    if (ctx.opts.json)
+    if (ctx.json)
       doc.push_back(ToJson(r));
     else
       ctx.out << RenderLine(r) << "\n";
   }
-  if (ctx.opts.json) ctx.out << JsonText(doc) << "\n";
+  if (ctx.json) ctx.out << JsonText(doc) << "\n";
   if (input_error) return kExitUsage;
   return any_fail ? kExitProblem : kExitOk;
 }

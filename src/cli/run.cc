@@ -18,9 +18,9 @@
 #include "host/bootid.h"
 #include "memory/ladder.h"
 #include "report/html.h"
-#include "telemetry/peak_recorder.h"
+#include "run/peak_recorder.h"
+#include "run/supervisor.h"
 #include "telemetry/terminal_text.h"
-#include "telemetry/supervisor.h"
 
 namespace sparkops {
 
@@ -90,9 +90,15 @@ int CmdRun(Context& ctx, const std::vector<std::string>& args) {
     ctx.err << "sparkops run: no command given after --\n";
     return kExitUsage;
   }
+  auto plan = [&ctx](const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+    GlobalOptions o{ctx.opts};
+    o.json = true;
+    Context pctx{o, ctx.fs, ctx.env, out, err};
+    return CmdPlan(pctx, args);
+  };
   if (!plan_args.empty()) {
-    if (auto plan = PlanFromArgs(ctx, plan_args); !plan) {
-      ctx.err << "sparkops run: " << plan.error().message << "\n";
+    if (auto planned = PlanFromArgs(plan_args, plan); !planned) {
+      ctx.err << "sparkops run: " << planned.error().message << "\n";
       return kExitUsage;
     }
   }
@@ -114,14 +120,12 @@ int CmdRun(Context& ctx, const std::vector<std::string>& args) {
     ctx.err << "sparkops run: " << rec.error().message << "\n";
     return kExitUsage;
   }
-  char host[256] = "";
-  ::gethostname(host, sizeof host - 1);
   auto boot = ReadBootId(ctx.fs);
   nlohmann::ordered_json meta = {{"start_time", FormatUtcMillis(std::chrono::system_clock::now())},
                                  {"argv", command},
                                  {"pid", nullptr},
                                  {"boot_id", boot ? *boot : std::string()},
-                                 {"host", host},
+                                 {"host", ReadHostname(ctx)},
                                  {"interval_s", interval},
                                  {"sparkops_version", SPARKOPS_VERSION}};
   meta["memory_guard"] = guard_config ? GuardConfigJson(*guard_config) : nlohmann::ordered_json();
@@ -131,7 +135,7 @@ int CmdRun(Context& ctx, const std::vector<std::string>& args) {
   so.interval_s = interval;
   so.grace_s = grace;
   so.use_pty = ::isatty(STDOUT_FILENO) == 1;
-  if (guard_config) so.guard = guard::RunGuardOptions{*guard_config, grace};
+  if (guard_config) so.guard = guard::RunGuardOptions{*guard_config, grace, &ctx.err};
   if (!so.use_pty) SetLiveBarEnvironment();  // Rich draws live bars into the pipe (issue #24)
   auto res = Supervise(ctx, *rec, so, [&](pid_t pid) {
     meta["pid"] = pid;
@@ -168,7 +172,7 @@ int CmdRun(Context& ctx, const std::vector<std::string>& args) {
       }
     }
   }
-  const std::string peak_note = plan_args.empty() ? "" : RecordPlanAndPeak(ctx, *rec, out_dir, plan_args);
+  const std::string peak_note = plan_args.empty() ? "" : RecordPlanAndPeak(ctx, *rec, out_dir, plan_args, plan);
   res->live->Close();  // the rest of the job's output first, then run's own lines
   if (!peak_note.empty()) ctx.err << "sparkops run: " << peak_note << "\n";
   if (!verdict.empty()) ctx.err << "sparkops run: " << verdict << "\n";

@@ -28,7 +28,7 @@ CollectorStatus Timed(const char* name, Fn&& fn) {
 
 }  // namespace
 
-CollectorStatus CollectGpu(const Context& ctx, GpuSnapshot& out) {
+CollectorStatus CollectGpu(const HostView& ctx, GpuSnapshot& out) {
   return Timed("gpu", [&]() -> std::string {
     out = ReadGpuSnapshot(ctx);
     if (out.any()) return "";
@@ -36,7 +36,7 @@ CollectorStatus CollectGpu(const Context& ctx, GpuSnapshot& out) {
   });
 }
 
-CollectorStatus CollectMemory(const Context& ctx, std::optional<MemInfo>& out) {
+CollectorStatus CollectMemory(const HostView& ctx, std::optional<MemInfo>& out) {
   return Timed("memory", [&]() -> std::string {
     auto m = ReadMemInfo(ctx.fs);
     if (!m) return m.error().message;
@@ -45,7 +45,7 @@ CollectorStatus CollectMemory(const Context& ctx, std::optional<MemInfo>& out) {
   });
 }
 
-CollectorStatus CollectPressure(const Context& ctx, std::optional<double>& out) {
+CollectorStatus CollectPressure(const HostView& ctx, std::optional<double>& out) {
   return Timed("pressure", [&]() -> std::string {
     auto p = ReadMemoryPressure(ctx.fs);
     if (p) {
@@ -65,7 +65,7 @@ std::string WorkloadKindLabel(const Workload& w) {
   return KindName(w.kind);
 }
 
-CollectorStatus CollectWorkloads(const Context& ctx, const GpuSnapshot& gpu, std::vector<WorkloadInfo>& out) {
+CollectorStatus CollectWorkloads(const HostView& ctx, const GpuSnapshot& gpu, std::vector<WorkloadInfo>& out) {
   return Timed("workloads", [&]() -> std::string {
     out.clear();
     auto scan = ListWorkloads(ctx, gpu);  // the same classification as `ps` and G6
@@ -76,7 +76,7 @@ CollectorStatus CollectWorkloads(const Context& ctx, const GpuSnapshot& gpu, std
   });
 }
 
-CollectorStatus CollectGuards(const Context& ctx, std::vector<GuardStatus>& out) {
+CollectorStatus CollectGuards(const HostView& ctx, std::vector<GuardStatus>& out) {
   return Timed("guard", [&]() -> std::string {
     out.clear();
     std::vector<std::string> problems;
@@ -98,7 +98,7 @@ void LogCollectorErrors(std::ostream& err, const std::vector<CollectorStatus>& c
   }
 }
 
-Collection CollectAll(const Context& ctx) {
+Collection CollectAll(const HostView& ctx) {
   Collection c;
   Sample s;
   s.time = std::chrono::system_clock::now();
@@ -117,7 +117,7 @@ Collection CollectAll(const Context& ctx) {
   return c;
 }
 
-PreflightSnapshot RunPreflight(const Context& ctx, const GpuSnapshot& gpu, const std::optional<MemInfo>& mem) {
+PreflightSnapshot RunPreflight(const HostView& ctx, const GpuSnapshot& gpu, const std::optional<MemInfo>& mem) {
   HostFacts facts(ctx, PreflightOptions{});
   facts.SetGpu(gpu);
   if (mem) facts.SetMemInfo(*mem);

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "cli/context.h"
+#include "host/host_view.h"
 #include "host/gpu.h"
 #include "report/prometheus.h"
 
@@ -22,22 +22,22 @@ struct Collection {
 };
 
 /// GPU + memory + PSI + workloads, each timed. `now` is stamped on the sample.
-Collection CollectAll(const Context& ctx);
+Collection CollectAll(const HostView& ctx);
 
 /// GPU readings: ReadGpuSnapshot(ctx). Success when at least one GPU was read.
-CollectorStatus CollectGpu(const Context& ctx, GpuSnapshot& out);
+CollectorStatus CollectGpu(const HostView& ctx, GpuSnapshot& out);
 /// /proc/meminfo through ReadMemInfo(ctx.fs).
-CollectorStatus CollectMemory(const Context& ctx, std::optional<MemInfo>& out);
+CollectorStatus CollectMemory(const HostView& ctx, std::optional<MemInfo>& out);
 /// /proc/pressure/memory "some avg10" (percent). A kernel without PSI is success with no value.
-CollectorStatus CollectPressure(const Context& ctx, std::optional<double>& out);
+CollectorStatus CollectPressure(const HostView& ctx, std::optional<double>& out);
 /// The `ps` workload classification (kind label, pid, verdict, pool bytes); `gpu` gives NVML's
 /// per-process memory. Kind labels: server names (vllm, sglang, ollama, llamacpp, tgi), `trainer`
 /// for training workloads, else the classifier's name.
-CollectorStatus CollectWorkloads(const Context& ctx, const GpuSnapshot& gpu, std::vector<WorkloadInfo>& out);
+CollectorStatus CollectWorkloads(const HostView& ctx, const GpuSnapshot& gpu, std::vector<WorkloadInfo>& out);
 
 /// The memory guards' ledgers under /run (guard/ledger.h), each with whether its guard still runs.
 /// A ledger that cannot be parsed fails the collector (naming it); the others still count.
-CollectorStatus CollectGuards(const Context& ctx, std::vector<GuardStatus>& out);
+CollectorStatus CollectGuards(const HostView& ctx, std::vector<GuardStatus>& out);
 
 /// Writes each failing collector's error to `err` when it differs from the last one logged for that
 /// collector (`*last`: collector -> error), so a lasting failure is one line, not one per scrape.
@@ -46,6 +46,6 @@ void LogCollectorErrors(std::ostream& err, const std::vector<CollectorStatus>& c
 
 /// Runs G1..G10 (AllChecks) over the given GPU snapshot and meminfo (so preflight never reads NVML
 /// concurrently with a scrape). Never throws; a check's own failure is its status.
-PreflightSnapshot RunPreflight(const Context& ctx, const GpuSnapshot& gpu, const std::optional<MemInfo>& mem);
+PreflightSnapshot RunPreflight(const HostView& ctx, const GpuSnapshot& gpu, const std::optional<MemInfo>& mem);
 
 }  // namespace sparkops

@@ -2,7 +2,7 @@
 
 namespace sparkops {
 
-MetricsCache::MetricsCache(const Context& ctx, CacheOptions opts, std::function<Collection()> collect)
+MetricsCache::MetricsCache(const HostView& ctx, CacheOptions opts, std::function<Collection()> collect)
     : ctx_(ctx), opts_(opts), collect_(std::move(collect)) {
   if (!collect_) collect_ = [this] { return CollectAll(ctx_); };
 }
@@ -26,7 +26,7 @@ std::string MetricsCache::Body() {
   have_facts_ = true;
   c.inputs.preflight = preflight_;
   if (preflight_status_) c.inputs.collectors.push_back(*preflight_status_);
-  LogCollectorErrors(ctx_.err, c.inputs.collectors, &logged_errors_);
+  if (opts_.log) LogCollectorErrors(*opts_.log, c.inputs.collectors, &logged_errors_);
   body_ = RenderMetrics(c.inputs);
   collected_at_ = std::chrono::steady_clock::now();
   return body_;

@@ -6,6 +6,7 @@
 #include <condition_variable>
 #include <functional>
 #include <map>
+#include <ostream>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -18,12 +19,13 @@ namespace sparkops {
 struct CacheOptions {
   std::chrono::milliseconds min_interval{1000};          ///< reuse a body younger than this
   std::chrono::milliseconds preflight_interval{300000};  ///< 0: preflight never runs
+  std::ostream* log = nullptr;  ///< where a collector's new error is written (stderr); null: nowhere
 };
 
 class MetricsCache {
  public:
   /// `collect` defaults to CollectAll(ctx); tests may pass their own.
-  MetricsCache(const Context& ctx, CacheOptions opts, std::function<Collection()> collect = nullptr);
+  MetricsCache(const HostView& ctx, CacheOptions opts, std::function<Collection()> collect = nullptr);
   ~MetricsCache();
   MetricsCache(const MetricsCache&) = delete;
   MetricsCache& operator=(const MetricsCache&) = delete;
@@ -40,7 +42,7 @@ class MetricsCache {
  private:
   void PreflightLoop();
 
-  const Context& ctx_;
+  const HostView& ctx_;
   CacheOptions opts_;
   std::function<Collection()> collect_;
 

@@ -4,7 +4,7 @@
 
 namespace sparkops {
 
-CollectorStatus CollectPower(const Context& ctx, std::optional<PowerReading>& out) {
+CollectorStatus CollectPower(const HostView& ctx, std::optional<PowerReading>& out) {
   auto t0 = std::chrono::steady_clock::now();
   PowerReading r = ReadPowerReading(ctx.fs);  // never fails: an unreadable file is a missing reading
   if (!r.empty()) out = std::move(r);

@@ -3,12 +3,12 @@
 /// source (no spbm driver, no thermal zone) is success with no value.
 #include <optional>
 
-#include "cli/context.h"
+#include "host/host_view.h"
 #include "host/power_rails.h"
 #include "report/prometheus.h"
 
 namespace sparkops {
 
-CollectorStatus CollectPower(const Context& ctx, std::optional<PowerReading>& out);
+CollectorStatus CollectPower(const HostView& ctx, std::optional<PowerReading>& out);
 
 }  // namespace sparkops

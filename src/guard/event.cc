@@ -26,7 +26,7 @@ bool ProcessAlive(uint32_t pid) {
   return st && st->state != 'Z' && st->state != 'X';
 }
 
-Footprint JobFootprint(const Context& ctx, pid_t root) {
+Footprint JobFootprint(const HostView& ctx, pid_t root) {
   Footprint f;
   // The job is a process of this machine even under --root (a fixture stands in for meminfo, NVML
   // for GPU memory): its resident memory comes from the real /proc.

@@ -10,7 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "cli/context.h"
+#include "host/host_view.h"
 #include "guard/watcher.h"
 #include "host/proctable.h"
 
@@ -23,7 +23,7 @@ bool ProcessAlive(uint32_t pid);
 
 /// Reads the footprint of `root` and its descendants: RSS from this machine's /proc, GPU memory through
 /// ctx's NVML/nvidia-smi (allocates: called after the signal was sent).
-Footprint JobFootprint(const Context& ctx, pid_t root);
+Footprint JobFootprint(const HostView& ctx, pid_t root);
 
 /// Pure: the event's fields (without time/type): action flush / terminate (SIGTERM sent) / kill
 /// (SIGKILL after the grace), the readings and the footprint. Bytes throughout; absent readings

@@ -19,7 +19,7 @@ std::string ParseCgroupEngine(std::string_view cgroup) {
   return "";
 }
 
-ContainerInfo DetectContainer(const Context& ctx) {
+ContainerInfo DetectContainer(const HostView& ctx) {
   ContainerInfo c;
   auto mark = [&](const std::string& engine, std::string why) {
     if (!c.in_container) c.engine = engine;

@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "cli/context.h"
+#include "host/host_view.h"
 
 namespace sparkops {
 
@@ -22,7 +22,7 @@ std::string ParseCgroupEngine(std::string_view cgroup);
 
 /// /.dockerenv, /run/.containerenv, env `container=`, /proc/1/cgroup, /proc/self/mountinfo, and
 /// the NGC variables from ctx.env (else /proc/1/environ when readable).
-ContainerInfo DetectContainer(const Context& ctx);
+ContainerInfo DetectContainer(const HostView& ctx);
 
 /// Whether an NVIDIA kernel driver is loaded on the host (/proc/driver/nvidia/version under
 /// --root): a GPU host even when NVML/nvidia-smi cannot be read. The version line when present.

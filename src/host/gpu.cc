@@ -42,7 +42,7 @@ bool LooksLikeSystemPool(const GpuReading& r, uint64_t mem_total) {
 
 }  // namespace
 
-GpuReader::GpuReader(const Context& ctx) {
+GpuReader::GpuReader(const HostView& ctx) {
   if (auto m = ReadMemInfo(ctx.fs); m && m->total) pool_bytes_ = *m->total;  // once, for LooksLikeSystemPool
   if (ctx.nvml_enabled()) {
     auto n = Nvml::Open(ctx.opts.nvml);
@@ -120,7 +120,7 @@ GpuSnapshot GpuReader::Read() {
   return snap;
 }
 
-GpuSnapshot ReadGpuSnapshot(const Context& ctx) {
+GpuSnapshot ReadGpuSnapshot(const HostView& ctx) {
   GpuReader reader(ctx);
   return reader.Read();
 }

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "base/error.h"
-#include "cli/context.h"
+#include "host/host_view.h"
 
 namespace sparkops {
 
@@ -59,7 +59,7 @@ class Nvml;
 /// adds anything NVML lacks; if not, it is not run again.
 class GpuReader {
  public:
-  explicit GpuReader(const Context& ctx);
+  explicit GpuReader(const HostView& ctx);
   ~GpuReader();
   GpuReader(const GpuReader&) = delete;
   GpuReader& operator=(const GpuReader&) = delete;
@@ -79,6 +79,6 @@ class GpuReader {
 
 /// Reads all GPUs once, honouring --nvml / --nvidia-smi. Never fails: no GPU is an empty snapshot
 /// with `why_none` set.
-GpuSnapshot ReadGpuSnapshot(const Context& ctx);
+GpuSnapshot ReadGpuSnapshot(const HostView& ctx);
 
 }  // namespace sparkops

@@ -41,7 +41,7 @@ std::vector<std::string> ExpandSearchPath(std::string_view raw, std::string_view
   return out;
 }
 
-LdsoEnv MakeLdsoEnv(const Context& ctx, const std::vector<std::string>& site_dirs) {
+LdsoEnv MakeLdsoEnv(const HostView& ctx, const std::vector<std::string>& site_dirs) {
   LdsoEnv env;
   const std::string llp = ctx.Getenv("LD_LIBRARY_PATH");  // the views below point into it
   for (auto p : Split(llp, ':'))

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "cli/context.h"
+#include "host/host_view.h"
 #include "host/elf.h"
 
 namespace sparkops {
@@ -23,7 +23,7 @@ struct LdsoEnv {
 /// Builds the search environment: LD_LIBRARY_PATH from ctx.env; ld.so.conf.d and default dirs
 /// (/lib, /usr/lib, /lib/<triplet>, /usr/lib/<triplet>, /usr/local/cuda/lib64,
 /// /usr/local/cuda/targets/*/lib) under --root; nvidia/*/lib under each site dir.
-LdsoEnv MakeLdsoEnv(const Context& ctx, const std::vector<std::string>& site_dirs);
+LdsoEnv MakeLdsoEnv(const HostView& ctx, const std::vector<std::string>& site_dirs);
 
 /// Splits a DT_RPATH/DT_RUNPATH value and expands $ORIGIN / ${ORIGIN} to `origin_dir`.
 std::vector<std::string> ExpandSearchPath(std::string_view raw, std::string_view origin_dir);

@@ -21,7 +21,7 @@ std::optional<std::pair<int, int>> ParsePtxasRelease(std::string_view out) {
   return std::pair{static_cast<int>(*major), static_cast<int>(*minor)};
 }
 
-std::optional<PtxasInfo> TritonPtxas(const Context& ctx, const std::string& triton_site_dir) {
+std::optional<PtxasInfo> TritonPtxas(const HostView& ctx, const std::string& triton_site_dir) {
   PtxasInfo info;
   std::string bin = triton_site_dir + "/triton/backends/nvidia/bin/";
   auto pick = [&](std::string path, const char* by) {

@@ -6,7 +6,7 @@
 #include <string>
 #include <utility>
 
-#include "cli/context.h"
+#include "host/host_view.h"
 
 namespace sparkops {
 
@@ -24,6 +24,6 @@ struct PtxasInfo {
 /// TRITON_PTXAS_PATH, else <site>/triton/backends/nvidia/bin/ptxas-blackwell, else .../ptxas
 /// (override order not verified against Triton's source). Runs `PATH --version` (5 s timeout).
 /// nullopt when there is no candidate at all.
-std::optional<PtxasInfo> TritonPtxas(const Context& ctx, const std::string& triton_site_dir);
+std::optional<PtxasInfo> TritonPtxas(const HostView& ctx, const std::string& triton_site_dir);
 
 }  // namespace sparkops

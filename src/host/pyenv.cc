@@ -95,7 +95,7 @@ std::optional<std::pair<std::string, std::string>> VenvOf(const std::string& exe
 }
 
 /// Runs the probe with -S under a 5 s timeout and derives the site dirs that exist.
-Result<std::vector<std::string>> ProbeInterpreter(const Context& ctx, const std::string& exe) {
+Result<std::vector<std::string>> ProbeInterpreter(const HostView& ctx, const std::string& exe) {
   CommandOptions o;
   o.env = ctx.env;
   auto r = RunCommand({exe, "-S", "-c", kPythonProbe}, o);
@@ -157,7 +157,7 @@ Result<std::vector<std::string>> ResolveSitePackagesArg(const std::string& d) {
 
 }  // namespace
 
-Result<PythonEnv> DiscoverPython(const Context& ctx, const std::string& python_exe,
+Result<PythonEnv> DiscoverPython(const HostView& ctx, const std::string& python_exe,
                                  const std::vector<std::string>& site_packages) {
   PythonEnv env;
   if (!site_packages.empty()) {

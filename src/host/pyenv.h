@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "base/error.h"
-#include "cli/context.h"
+#include "host/host_view.h"
 #include "host/distinfo.h"
 
 namespace sparkops {
@@ -39,7 +39,7 @@ std::vector<std::string> SiteDirsFromProbe(const PythonProbe& p, const std::stri
 /// Discovery order: --site-packages DIR...; --python EXE; VIRTUAL_ENV; CONDA_PREFIX; python3 on
 /// PATH (not with --root: that python belongs to the real machine); the system dist-packages
 /// dirs under --root. NotFound (with what was tried) when nothing is found.
-Result<PythonEnv> DiscoverPython(const Context& ctx, const std::string& python_exe,
+Result<PythonEnv> DiscoverPython(const HostView& ctx, const std::string& python_exe,
                                  const std::vector<std::string>& site_packages);
 
 /// One installed distribution.

@@ -17,8 +17,9 @@ std::optional<long> FindFlockHolder(std::string_view proc_locks, uint64_t dev_ma
 class CsvAppender {
  public:
   /// Opens (creating 0644) `path` for appending and takes an exclusive flock on a regular file: a
-  /// second writer is an Input error naming the holder's PID (from /proc/locks). A FIFO without a
-  /// reader is an Input error, never a hang. Writes `header` when the file is new or empty.
+  /// second writer is an Input error naming the holder's PID (from /proc/locks). That is the real
+  /// /proc, never HostFs's root: the file and its lock live on this machine, in this kernel.
+  /// A FIFO without a reader is an Input error, never a hang. Writes `header` when the file is new or empty.
   /// An existing file must start with `header` (Input error otherwise: mixing columns would corrupt
   /// it). A CSV (non-empty `header`) whose last row lacks its newline (a kill or power loss
   /// mid-write) is truncated after its last complete row (dropped_bytes() says how much); a

@@ -14,7 +14,7 @@ std::optional<uint64_t> GpuAttributedBytes(const GpuReading& g) {
   return sum;
 }
 
-Sampler::Sampler(const Context& ctx) : ctx_(ctx), gpu_(ctx) {}
+Sampler::Sampler(const HostView& ctx) : ctx_(ctx), gpu_(ctx) {}
 
 Sample Sampler::Take() {
   Sample s;

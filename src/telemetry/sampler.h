@@ -1,7 +1,7 @@
 #pragma once
 /// The one sampler behind `sample`, `run` and `exporter`: GPU (NVML, then nvidia-smi, probed once
 /// at construction), /proc/meminfo and /proc/pressure/memory under --root.
-#include "cli/context.h"
+#include "host/host_view.h"
 #include "host/gpu.h"
 #include "host/power_rails.h"
 #include "telemetry/sample.h"
@@ -11,12 +11,12 @@ namespace sparkops {
 class Sampler {
  public:
   /// Loads NVML once; `ctx` must outlive the sampler.
-  explicit Sampler(const Context& ctx);
+  explicit Sampler(const HostView& ctx);
   /// One record, stamped with the wall clock. Events are left empty (EventDetector adds them).
   Sample Take();
 
  private:
-  const Context& ctx_;
+  const HostView& ctx_;
   GpuReader gpu_;
   EnergyRates energy_;  ///< power averaged from the spbm energy counters between samples
 };

@@ -75,7 +75,7 @@ GpuMemByPid GpuMemoryByPid(const GpuSnapshot& gpu) {
   return out;
 }
 
-Result<WorkloadScan> ListWorkloads(const Context& ctx, const GpuSnapshot& gpu) {
+Result<WorkloadScan> ListWorkloads(const HostView& ctx, const GpuSnapshot& gpu) {
   auto procs = ReadProcessTable(ctx.fs);
   if (!procs) return std::unexpected(procs.error());
   for (auto& p : *procs)

@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "base/error.h"
-#include "cli/context.h"
+#include "host/host_view.h"
 #include "host/gpu.h"
 #include "host/proctable.h"
 
@@ -100,6 +100,6 @@ struct WorkloadScan {
 
 /// Reader: the process table (and Python script heads, for Unsloth) under --root, /proc/meminfo,
 /// and NVML's per-process memory from `gpu`. NotFound when /proc cannot be listed.
-Result<WorkloadScan> ListWorkloads(const Context& ctx, const GpuSnapshot& gpu);
+Result<WorkloadScan> ListWorkloads(const HostView& ctx, const GpuSnapshot& gpu);
 
 }  // namespace sparkops

@@ -1,4 +1,4 @@
-#include "telemetry/supervisor.h"
+#include "run/supervisor.h"
 #include "telemetry/job_tree.h"
 
 #include <fcntl.h>
@@ -15,13 +15,13 @@
 #include <thread>
 
 #include "base/number_flag.h"
-#include "host/child.h"
 #include "guard/event.h"
+#include "host/child.h"
 #include "host/pidns.h"
 #include "host/proctable.h"
+#include "run/sentinel.h"
 #include "telemetry/line_splitter.h"
 #include "telemetry/loop.h"
-#include "telemetry/sentinel.h"
 #include "workloads/workload.h"
 
 namespace sparkops {
@@ -45,7 +45,7 @@ void OnSignal(int sig) {
 /// itself or its descendants) becomes a process_start record; one that goes away, process_exit.
 class ProcessWatch {
  public:
-  ProcessWatch(const Context& ctx, RunRecorder& rec, pid_t job) : ctx_(ctx), rec_(rec), job_(job) {}
+  ProcessWatch(const HostView& ctx, RunRecorder& rec, pid_t job) : ctx_(ctx), rec_(rec), job_(job) {}
 
   void Snapshot(const Sample& s) {
     GpuSnapshot gpu;
@@ -85,7 +85,7 @@ class ProcessWatch {
     return guard::ProcessTree(*table, *root);
   }
 
-  const Context& ctx_;
+  const HostView& ctx_;
   RunRecorder& rec_;
   pid_t job_;
   bool first_ = true;  ///< the first snapshot is the baseline: what ran before the job is not new
@@ -130,7 +130,7 @@ class WriteFailures {
 
 }  // namespace
 
-Result<SuperviseResult> Supervise(const Context& ctx, RunRecorder& rec, const SuperviseOptions& o,
+Result<SuperviseResult> Supervise(const HostView& ctx, RunRecorder& rec, const SuperviseOptions& o,
                                   const std::function<void(pid_t)>& on_start) {
   if (::pipe2(g_signal_pipe, O_CLOEXEC | O_NONBLOCK) != 0) return IoError("pipe: cannot create");
   struct sigaction sa {}, ign{}, old_int{}, old_term{}, old_hup{}, old_pipe{};

@@ -1,4 +1,4 @@
-#include "telemetry/run_recorder.h"
+#include "run/run_recorder.h"
 
 #include <fcntl.h>
 #include <fmt/format.h>

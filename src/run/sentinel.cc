@@ -1,4 +1,4 @@
-#include "telemetry/sentinel.h"
+#include "run/sentinel.h"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -13,8 +13,8 @@
 
 #include "base/json_text.h"
 #include "base/timefmt.h"
+#include "run/run_recorder.h"
 #include "telemetry/line_splitter.h"
-#include "telemetry/run_recorder.h"
 
 namespace sparkops {
 

@@ -5,10 +5,11 @@
 
 #include <memory>
 #include <optional>
+#include <ostream>
 
-#include "cli/context.h"
 #include "guard/watcher.h"
-#include "telemetry/run_recorder.h"
+#include "host/host_view.h"
+#include "run/run_recorder.h"
 
 namespace sparkops::guard {
 
@@ -16,10 +17,11 @@ namespace sparkops::guard {
 struct RunGuardOptions {
   Config config;
   double grace_s = 10;
+  std::ostream* notes = nullptr;  ///< where to say that the guard runs without a ledger (stderr)
 };
 
 /// Starts the guard for the job `pid` (also its process group). Null when `o` is nullopt.
-std::unique_ptr<JobGuard> StartRunGuard(const Context& ctx, RunRecorder& rec, const std::optional<RunGuardOptions>& o,
+std::unique_ptr<JobGuard> StartRunGuard(const HostView& ctx, RunRecorder& rec, const std::optional<RunGuardOptions>& o,
                                         pid_t pid);
 
 }  // namespace sparkops::guard

@@ -11,10 +11,10 @@
 #include <string>
 #include <vector>
 
-#include "cli/context.h"
-#include "guard/run_guard.h"
+#include "host/host_view.h"
+#include "run/run_guard.h"
+#include "run/run_recorder.h"
 #include "telemetry/live_view.h"
-#include "telemetry/run_recorder.h"
 
 namespace sparkops {
 
@@ -47,7 +47,7 @@ struct SuperviseResult {
 
 /// Runs the job to completion. NotFound when it cannot be started (`run` exits 127).
 /// `on_start` is called with the job's pid once it runs (meta.json).
-Result<SuperviseResult> Supervise(const Context& ctx, RunRecorder& rec, const SuperviseOptions& opts,
+Result<SuperviseResult> Supervise(const HostView& ctx, RunRecorder& rec, const SuperviseOptions& opts,
                                   const std::function<void(pid_t)>& on_start);
 
 }  // namespace sparkops

@@ -1,4 +1,4 @@
-#include "telemetry/peak_recorder.h"
+#include "run/peak_recorder.h"
 
 #include <algorithm>
 #include <nlohmann/json.hpp>
@@ -7,7 +7,6 @@
 #include "analysis/localtime.h"
 #include "base/json_text.h"
 #include "base/strings.h"
-#include "cli/commands.h"
 
 namespace sparkops {
 namespace {
@@ -31,22 +30,21 @@ MeasuredPeaks PeaksFromThermal(const ThermalSeries& s) {
   return p;
 }
 
-Result<std::string> PlanFromArgs(const Context& ctx, const std::string& plan_args) {
+Result<std::string> PlanFromArgs(const std::string& plan_args, const PlanCommand& plan) {
   std::vector<std::string> args;
   for (auto a : Split(plan_args, ' '))
     if (!a.empty()) args.emplace_back(a);
   std::ostringstream out, err;
-  Context pctx{ctx.opts, ctx.fs, ctx.env, out, err};
-  pctx.opts.json = true;
-  const int rc = CmdPlan(pctx, args);
+  const int rc = plan(args, out, err);
   if (rc != 0 && rc != 1) return InputError("--plan-args: " + std::string(Trim(err.str())));
   return out.str();
 }
 
-std::string RecordPlanAndPeak(Context& ctx, RunRecorder& rec, const std::string& dir, const std::string& plan_args) {
-  auto plan = PlanFromArgs(ctx, plan_args);
-  if (!plan) return plan.error().message;
-  if (!rec.WriteFile("plan.json", *plan)) return "cannot write plan.json";
+std::string RecordPlanAndPeak(const HostView& ctx, RunRecorder& rec, const std::string& dir, const std::string& plan_args,
+                              const PlanCommand& plan) {
+  auto planned = PlanFromArgs(plan_args, plan);
+  if (!planned) return planned.error().message;
+  if (!rec.WriteFile("plan.json", *planned)) return "cannot write plan.json";
   auto zone = LocalZone::Make("UTC", ctx.fs);
   if (!zone) return "no UTC zone";
   auto series = ReadThermalCsv(dir + "/thermal.csv", *zone);

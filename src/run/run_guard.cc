@@ -1,4 +1,4 @@
-#include "guard/run_guard.h"
+#include "run/run_guard.h"
 
 #include <unistd.h>
 
@@ -10,7 +10,7 @@
 
 namespace sparkops::guard {
 
-std::unique_ptr<JobGuard> StartRunGuard(const Context& ctx, RunRecorder& rec, const std::optional<RunGuardOptions>& o,
+std::unique_ptr<JobGuard> StartRunGuard(const HostView& ctx, RunRecorder& rec, const std::optional<RunGuardOptions>& o,
                                         pid_t pid) {
   if (!o) return nullptr;
   JobGuardOptions jo;
@@ -22,7 +22,7 @@ std::unique_ptr<JobGuard> StartRunGuard(const Context& ctx, RunRecorder& rec, co
   Ledger initial;
   initial.mode = "run", initial.min_available_bytes = o->config.floor, initial.max_pressure = o->config.max_pressure;
   auto ledger = std::make_shared<LedgerWriter>(ResolveLedgerDir(ctx.Getenv("SPARKOPS_GUARD_LEDGER"), ::geteuid()), initial);
-  if (auto e = ledger->error()) ctx.err << "sparkops run: no guard ledger, so the exporter will not count this guard's actions: " << *e << "\n";
+  if (auto e = ledger->error(); e && o->notes) *o->notes << "sparkops run: no guard ledger, so the exporter will not count this guard's actions: " << *e << "\n";
   return std::make_unique<JobGuard>(ctx.fs, std::move(jo), [&ctx, &rec, pid, ledger](const ActionRecord& a) {
     ledger->Count(a.action == Action::kFlush ? "flush" : a.killed ? "kill" : "terminate", ToString(a.reason));
     Footprint f;
