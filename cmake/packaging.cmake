@@ -115,5 +115,6 @@ add_custom_command(
           -DSRC=${CMAKE_SOURCE_DIR} -P ${CMAKE_CURRENT_LIST_DIR}/tarball.cmake
   DEPENDS sparkops_release ${SPARKOPS_RELEASE_BIN} ${SPARKOPS_MANPAGE} ${CMAKE_CURRENT_LIST_DIR}/tarball.cmake
           ${CMAKE_SOURCE_DIR}/packaging/INSTALL.md ${CMAKE_SOURCE_DIR}/packaging/sparkops-exporter.service
+          ${CMAKE_SOURCE_DIR}/packaging/sparkops-guard.service
   COMMENT "Packing ${SPARKOPS_TARBALL}" VERBATIM)
 add_custom_target(sparkops_tarball DEPENDS ${SPARKOPS_TARBALL})

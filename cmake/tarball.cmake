@@ -9,7 +9,7 @@ file(MAKE_DIRECTORY ${top}/prometheus ${top}/grafana)
 file(COPY ${BIN} DESTINATION ${top} FILE_PERMISSIONS OWNER_READ OWNER_WRITE OWNER_EXECUTE GROUP_READ GROUP_EXECUTE
      WORLD_READ WORLD_EXECUTE)
 set(plain FILE_PERMISSIONS OWNER_READ OWNER_WRITE GROUP_READ WORLD_READ)
-file(COPY ${MAN} ${SRC}/packaging/sparkops-exporter.service DESTINATION ${top} ${plain})
+file(COPY ${MAN} ${SRC}/packaging/sparkops-exporter.service ${SRC}/packaging/sparkops-guard.service DESTINATION ${top} ${plain})
 file(COPY ${SRC}/packaging/INSTALL.md DESTINATION ${top} ${plain})
 file(COPY ${SRC}/packaging/copyright DESTINATION ${top} ${plain})
 file(COPY ${SRC}/deploy/prometheus/sparkops-rules.yml ${SRC}/deploy/prometheus/prometheus.yml

@@ -15,4 +15,9 @@ if(NOT SPARKOPS_SANITIZE)
                    ${CMAKE_CURRENT_SOURCE_DIR}/fixtures ${PROJECT_VERSION} ${CMAKE_SYSTEM_PROCESSOR}
                    "${_emu}")
   set_tests_properties(package_deb PROPERTIES LABELS package SKIP_RETURN_CODE 77 TIMEOUT 600)
+  # The tarball: build the target, check every file it must hold, unpack it and run its binary.
+  add_test(NAME package_tarball
+           COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/platform/tarball_test.sh ${CMAKE_BINARY_DIR} ${PROJECT_VERSION}
+                   ${CMAKE_SYSTEM_PROCESSOR} "${_emu}")
+  set_tests_properties(package_tarball PROPERTIES LABELS package TIMEOUT 600)
 endif()
