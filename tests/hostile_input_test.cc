@@ -12,6 +12,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <regex>
 #include <sstream>
 #include <thread>
 
@@ -128,6 +129,27 @@ TEST(TextFlags, HostileValuesAreExit2NamingTheFlagBeforeAnythingStarts) {
       EXPECT_FALSE(std::filesystem::exists(marker)) << c.flag << " '" << v << "': the job ran";
     }
   }
+}
+
+// Byte counts near 2^64 (a meminfo of 2^54 - 1 kB) print as the unsigned numbers they are in every
+// format: never -1, never wrapped, never a signed overflow.
+TEST(LargestByteCounts, PrintUnsignedInEveryFormat) {
+  TempDir d;
+  d.Write("root/proc/meminfo", "MemTotal: 18014398509481983 kB\nMemFree: 18014398509481983 kB\n"
+                               "MemAvailable: 18014398509481983 kB\nCached: 0 kB\nBuffers: 0 kB\nShmem: 0 kB\n");
+  const std::vector<std::string> g = {"--root", d.path() + "/root", "--nvml", "none", "--nvidia-smi", "none"};
+  auto with = [&](std::vector<std::string> rest) {
+    std::vector<std::string> a = g;
+    a.insert(a.end(), rest.begin(), rest.end());
+    return RunInProcess(a);
+  };
+  auto ex = with({"exporter", "--once"});
+  EXPECT_NE(ex.out.find("sparkops_memory_total_bytes 18446744073709550592\n"), std::string::npos) << ex.out;
+  EXPECT_NE(ex.out.find("sparkops_memory_available_bytes 18446744073709550592\n"), std::string::npos);
+  auto csv = with({"sample", "--count", "1"});
+  EXPECT_NE(csv.out.find(",17179869184.000,17179869184.000,"), std::string::npos) << csv.out;
+  const std::regex minus_one("(^|[ ,\n])-1([ ,\n.]|$)");
+  for (const auto& r : {ex, csv}) EXPECT_FALSE(std::regex_search(r.out, minus_one)) << r.out;
 }
 
 TEST(NumbersFromTheCommandLine, DurationsConvertToIntegerTimeWithoutOverflow) {
