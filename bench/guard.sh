@@ -19,6 +19,7 @@ if [ -z "$EO" ] && [ "$(id -u)" -eq 0 ] && [ "${GUARD_BENCH_NO_INSTALL:-}" != 1 
   EO=$(command -v earlyoom || true)
 fi
 TMP=$(mktemp -d)
+export SPARKOPS_GUARD_LEDGER=$TMP/ledger  # the guards' ledgers stay in the scratch dir, not /run
 PIDS=()
 trap 'for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done; rm -rf "$TMP"' EXIT
 TICK=$(getconf CLK_TCK)
