@@ -97,6 +97,10 @@ std::optional<uint32_t> ProcPidOf(uint32_t local) {
   return std::nullopt;
 }
 
+std::optional<uint32_t> ProcPidOf(const HostFs& fs, uint32_t local) {
+  return fs.is_real_root() ? ProcPidOf(local) : std::optional<uint32_t>(local);
+}
+
 std::optional<uint32_t> LocalPidOf(uint32_t proc_pid, const std::vector<uint32_t>* nspid) {
   const PidSpace& space = PidSpace::Real();
   if (space.same()) return proc_pid;

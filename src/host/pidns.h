@@ -11,6 +11,8 @@
 #include <string_view>
 #include <vector>
 
+#include "host/hostfs.h"
+
 namespace sparkops {
 
 /// The "NSpid:" values of a /proc/PID/status text, /proc's namespace first; empty when the line is
@@ -52,6 +54,8 @@ class PidSpace {
 /// The real /proc's PID of the process this one knows as `local` (a child from fork, getpid()):
 /// `local` itself when the spaces agree, else found by a scan of /proc/*/status. nullopt: not found.
 std::optional<uint32_t> ProcPidOf(uint32_t local);
+/// The same under `fs`: on a fixture root its /proc numbers are the fixture's, so `local` itself.
+std::optional<uint32_t> ProcPidOf(const HostFs& fs, uint32_t local);
 /// The PID this process signals for the real /proc's `proc_pid` (`nspid`: its NSpid when already
 /// read). nullopt: outside this namespace, gone, or the spaces cannot be mapped.
 std::optional<uint32_t> LocalPidOf(uint32_t proc_pid, const std::vector<uint32_t>* nspid = nullptr);

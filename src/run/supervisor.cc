@@ -80,7 +80,7 @@ class ProcessWatch {
     auto table = ReadProcessTable(ctx_.fs);
     if (!table) return {static_cast<uint32_t>(job_)};
     // The job is this process's child: under the real root, /proc may number it otherwise (host/pidns.h).
-    auto root = ctx_.fs.is_real_root() ? ProcPidOf(static_cast<uint32_t>(job_)) : static_cast<uint32_t>(job_);
+    auto root = ProcPidOf(ctx_.fs, static_cast<uint32_t>(job_));
     if (!root) return {};
     return guard::ProcessTree(*table, *root);
   }

@@ -74,13 +74,13 @@ JobCpuTracker::JobCpuTracker(uint32_t root, uint32_t self, double ticks_per_s)
     : root_(root), self_(self), hz_(ticks_per_s > 0 ? ticks_per_s : 100) {}
 
 std::optional<CpuShare> JobCpuTracker::Update(const HostFs& fs, std::chrono::steady_clock::time_point now, size_t top_n) {
-  if (!mapped_ && fs.is_real_root() && !PidSpace::Real().same()) {
-    auto root = ProcPidOf(root_);
+  if (!mapped_) {
+    auto root = ProcPidOf(fs, root_);
     if (!root) return std::nullopt;  // not (yet) visible in /proc: nothing to attribute
     root_ = *root;
-    if (self_) self_ = ProcPidOf(self_).value_or(0);
+    if (self_) self_ = ProcPidOf(fs, self_).value_or(0);
+    mapped_ = true;
   }
-  mapped_ = true;
   auto dirs = fs.List("/proc");
   if (!dirs) return std::nullopt;
   std::vector<ProcCpu> table;
