@@ -1,11 +1,9 @@
 #include "guard/ledger.h"
 
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
-#include <cstring>
+#include <filesystem>
 #include <nlohmann/json.hpp>
 
 #include "base/json_text.h"
@@ -18,17 +16,6 @@ namespace sparkops::guard {
 namespace {
 constexpr size_t kMaxLedgers = 256;
 constexpr size_t kMaxLedgerBytes = 64u << 10;
-
-/// mkdir -p of a real path, mode 0755 (the exporter, maybe another user, reads the files).
-bool MakeDirs(const std::string& path) {
-  for (size_t i = 1; i <= path.size(); ++i) {
-    if (i != path.size() && path[i] != '/') continue;
-    const std::string part = path.substr(0, i);
-    if (::mkdir(part.c_str(), 0755) != 0 && errno != EEXIST) return false;
-  }
-  struct stat st {};
-  return ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
-}
 
 std::optional<uint64_t> StartTicks(const HostFs& fs, uint32_t pid) {
   auto text = fs.Read("/proc/" + std::to_string(pid) + "/stat", 4096);
@@ -141,8 +128,10 @@ LedgerWriter::LedgerWriter(const std::string& dir, Ledger initial) : l_(std::mov
   if (dir.empty()) return;
   path_ = dir + "/" + std::to_string(l_.pid) + ".json";
   std::lock_guard lock(mu_);
-  if (!MakeDirs(dir)) {
-    error_ = dir + ": cannot create the ledger directory: " + std::strerror(errno);
+  std::error_code ec;  // mkdir -p, as the run directory is made (run/run_recorder.cc)
+  std::filesystem::create_directories(dir, ec);
+  if (ec || !std::filesystem::is_directory(dir, ec)) {
+    error_ = dir + ": cannot create the ledger directory: " + (ec ? ec.message() : std::string("not a directory"));
     return;
   }
   Write();
