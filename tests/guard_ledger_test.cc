@@ -3,6 +3,7 @@
 // guards (`sparkops guard`, `run`'s guard) writing their ledgers where SPARKOPS_GUARD_LEDGER says.
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -130,6 +131,19 @@ TEST(GuardMetrics, ExporterReadsTheLedgersUnderItsRoot) {
   ASSERT_EQ(r.rc, 0) << r.err;
   EXPECT_NE(r.out.find("sparkops_collector_success{collector=\"guard\"} 0\n"), std::string::npos) << r.out;
   EXPECT_NE(r.err.find("collector guard: /run/sparkops/guard/999.json: field pid"), std::string::npos) << r.err;
+  EXPECT_NE(r.out.find("action=\"kill\",reason=\"min_available\"} 4\n"), std::string::npos);
+
+  // Another user's runtime directory is hostile ground: a FIFO and a link to /dev/zero named like
+  // ledgers are refused at once (never read, never waited on), the good ledgers still count.
+  ::unlink((d.path() + "/root/run/sparkops/guard/999.json").c_str());
+  ASSERT_EQ(::mkfifo((d.path() + "/root/run/user/1000/sparkops/guard/500.json").c_str(), 0600), 0);
+  ASSERT_EQ(::symlink("/dev/zero", (d.path() + "/root/run/user/1000/sparkops/guard/600.json").c_str()), 0);
+  const auto t0 = std::chrono::steady_clock::now();
+  r = testing::RunInProcess({"--root", d.path() + "/root", "--nvml", "none", "--nvidia-smi", "none", "exporter", "--once"});
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(5));
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_NE(r.out.find("sparkops_collector_success{collector=\"guard\"} 0\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.err.find("500.json"), std::string::npos) << r.err;
   EXPECT_NE(r.out.find("action=\"kill\",reason=\"min_available\"} 4\n"), std::string::npos);
 }
 
