@@ -12,6 +12,7 @@ PKGS=(
   clang-16 libclang-rt-16-dev  # libFuzzer targets (fuzz/run.sh); clang 14 cannot compile std::expected
   prometheus  # promtool + prometheus: exporter rule tests, metric lint and the scrape integration test
   dpkg-dev lintian
+  systemd  # systemd-analyze verify of the shipped units (test systemd_units)
   chromium  # headless render test of the analyze HTML report
 )
 # Cross build for DGX Spark (aarch64). libyaml-cpp-dev is not Multi-Arch: same in Debian 12, so

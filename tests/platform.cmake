@@ -21,3 +21,8 @@ if(NOT SPARKOPS_SANITIZE)
                    ${CMAKE_SYSTEM_PROCESSOR} "${_emu}")
   set_tests_properties(package_tarball PROPERTIES LABELS package TIMEOUT 600)
 endif()
+# The systemd units as shipped (ExecStart pointed at the built binary): systemd-analyze verify.
+add_test(NAME systemd_units
+         COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/platform/units_test.sh ${PROJECT_SOURCE_DIR} $<TARGET_FILE:sparkops>
+                 ${CMAKE_BINARY_DIR}/packaging/sparkops.1.gz)
+set_tests_properties(systemd_units PROPERTIES LABELS package SKIP_RETURN_CODE 77 TIMEOUT 120)
