@@ -151,7 +151,7 @@ TEST(Run, OomExitPrintsTheNextLadderStep) {
                       "total capacity of 119.70 GiB of which 1.10 GiB is free.' >&2; exit 1"});
   EXPECT_EQ(r.rc, 1);
   EXPECT_NE(r.err.find("out of memory"), std::string::npos) << r.err;
-  EXPECT_NE(r.err.find("Next step of the OOM ladder"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("next step of the OOM ladder"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("1. "), std::string::npos) << r.err;  // the gb10 fixture holds 52 GiB of page cache
   bool oom = false;
   for (auto& e : Events(dir)) oom |= e["type"] == "oom";

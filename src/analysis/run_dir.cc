@@ -56,6 +56,7 @@ Result<RunMeta> ParseRunMeta(std::string_view text, const std::string& source) {
   if (auto it = j.find("boot_id"); it != j.end() && it->is_string()) m.boot_id = it->get<std::string>();
   if (auto it = j.find("host"); it != j.end() && it->is_string()) m.host = it->get<std::string>();
   if (auto it = j.find("interval_s"); it != j.end() && it->is_number()) m.interval_s = it->get<double>();
+  if (auto it = j.find("plan_args"); it != j.end() && it->is_string()) m.plan_args = it->get<std::string>();
   return m;
 }
 

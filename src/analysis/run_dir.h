@@ -28,6 +28,7 @@ struct RunMeta {
   std::optional<int64_t> pid;
   std::string boot_id, host;
   std::optional<double> interval_s;
+  std::string plan_args;  ///< `run --plan-args` ("" when not given)
 };
 
 /// Pure: parses events.jsonl text; blank lines skipped; a malformed line is an error naming

@@ -18,6 +18,7 @@ enum ThermalCsvParser::Col : int {
   kPsi, kGpuAttr, kReasons, kThrottle, kEvent,
   // nvidia-smi per-reason columns ("Active" / "Not Active")
   kBitSwPower, kBitHwSlow, kBitSwThermal, kBitHwThermal, kBitHwBrake,
+  kPageCache,
   kPowerFirst = 1000,  // issue 18: kPowerFirst + PowerColumnIndex(name), clear of other columns
 };
 
@@ -43,7 +44,7 @@ int ColumnFor(std::string name) {
       {"clocks_event_reasons.sw_thermal_slowdown", 18}, {"clocks_throttle_reasons.sw_thermal_slowdown", 18},
       {"clocks_event_reasons.hw_thermal_slowdown", 19}, {"clocks_throttle_reasons.hw_thermal_slowdown", 19},
       {"clocks_event_reasons.hw_power_brake_slowdown", 20},
-      {"clocks_throttle_reasons.hw_power_brake_slowdown", 20},
+      {"clocks_throttle_reasons.hw_power_brake_slowdown", 20}, {"page_cache_gib", 21},
   };
   for (const M& m : kMap)
     if (name == m.n) return m.c;
@@ -149,6 +150,7 @@ Result<bool> ThermalCsvParser::AddLine(std::string_view raw, uint64_t lineno) {
                                          &r.sm_clock_max_mhz, &r.util_pct, &r.mem_total_gib, &r.mem_available_gib,
                                          &r.swap_used_gib, &r.psi_some_avg10, &r.gpu_attributed_gib};
         if (c >= kPowerFirst) *PowerColumnSlot(r.power, c - kPowerFirst) = *num;
+        else if (c == kPageCache) r.page_cache_gib = *num;
         else *slot[c] = *num;
       }
     }
@@ -219,4 +221,28 @@ Result<ThermalSeries> ReadThermalCsv(const std::string& path, const LocalZone& z
   return p.Finish();
 }
 
+namespace {
+constexpr double kGiBytes = 1024.0 * 1024 * 1024;
+}  // namespace
+
+MeasuredPeaks PeaksFromThermal(const ThermalSeries& s) {
+  MeasuredPeaks p;
+  std::optional<double> first, lowest, gpu;
+  for (const auto& r : s.rows) {
+    if (r.mem_available_gib) {
+      if (!first) first = r.mem_available_gib;
+      lowest = std::min(lowest.value_or(*r.mem_available_gib), *r.mem_available_gib);
+    }
+    if (r.gpu_attributed_gib) gpu = std::max(gpu.value_or(0.0), *r.gpu_attributed_gib);
+  }
+  int readings = 0;
+  for (const auto& r : s.rows) readings += r.mem_available_gib ? 1 : 0;
+  if (readings >= 2) {
+    p.pool_drop = std::max(0.0, *first - *lowest) * kGiBytes;
+    p.first_available = *first * kGiBytes;
+    p.lowest_available = *lowest * kGiBytes;
+  }
+  if (gpu) p.gpu_process = *gpu * kGiBytes;
+  return p;
+}
 }  // namespace sparkops

@@ -5,6 +5,7 @@
 #include "base/json_text.h"
 #include "cli/commands.h"
 #include "cli/flags.h"
+#include "cli/run_memory.h"
 #include "host/write_file.h"
 #include "report/html.h"
 
@@ -65,15 +66,21 @@ int CmdAnalyze(Context& ctx, const std::vector<std::string>& args) {
     ctx.err << "sparkops analyze: " << result.error().message << "\n";
     return kExitUsage;
   }
+  const std::optional<RunMemory> memory = RunMemoryOf(ctx, *result);
+  const RunMemory* mem = memory ? &*memory : nullptr;
   if (!html.empty()) {
-    if (auto w = WriteFileAtomically(html, RenderHtmlReport(*result)); !w) {
+    if (auto w = WriteFileAtomically(html, RenderHtmlReport(*result, mem)); !w) {
       ctx.err << "sparkops analyze: --html: " << w.error().message << "\n";
       return kExitProblem;
     }
   }
-  if (ctx.json) ctx.out << JsonText(RenderAnalysisJson(*result)) << "\n";
-  else {
+  if (ctx.json) {
+    nlohmann::json j = RenderAnalysisJson(*result);
+    j["memory"] = mem ? RunMemoryJson(*mem) : nlohmann::json();
+    ctx.out << JsonText(j) << "\n";
+  } else {
     ctx.out << RenderAnalysisText(*result);
+    if (mem) ctx.out << RunMemoryText(*mem);
     if (!html.empty()) ctx.out << "\nreport   " << html << "\n";
   }
   return kExitOk;

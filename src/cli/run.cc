@@ -15,6 +15,7 @@
 #include "cli/commands.h"
 #include "cli/flags.h"
 #include "cli/guard_flags.h"
+#include "cli/run_memory.h"
 #include "host/bootid.h"
 #include "memory/ladder.h"
 #include "report/html.h"
@@ -96,11 +97,14 @@ int CmdRun(Context& ctx, const std::vector<std::string>& args) {
     Context pctx{o, ctx.fs, ctx.env, out, err};
     return CmdPlan(pctx, args);
   };
+  std::string plan_json;  // the plan at the pool as it is before the job starts (plan.json)
   if (!plan_args.empty()) {
-    if (auto planned = PlanFromArgs(plan_args, plan); !planned) {
+    auto planned = PlanFromArgs(plan_args, plan);
+    if (!planned) {
       ctx.err << "sparkops run: " << planned.error().message << "\n";
       return kExitUsage;
     }
+    plan_json = std::move(*planned);
   }
   if (out_dir.empty()) out_dir = DefaultRunDir();
   std::optional<guard::Config> guard_config;
@@ -120,6 +124,8 @@ int CmdRun(Context& ctx, const std::vector<std::string>& args) {
     ctx.err << "sparkops run: " << rec.error().message << "\n";
     return kExitUsage;
   }
+  if (!plan_json.empty() && !rec->WriteFile("plan.json", plan_json))
+    ctx.err << "sparkops run: warning: cannot write plan.json in " << out_dir << "\n";
   auto boot = ReadBootId(ctx.fs);
   nlohmann::ordered_json meta = {{"start_time", FormatUtcMillis(std::chrono::system_clock::now())},
                                  {"argv", command},
@@ -128,6 +134,7 @@ int CmdRun(Context& ctx, const std::vector<std::string>& args) {
                                  {"host", ReadHostname(ctx)},
                                  {"interval_s", interval},
                                  {"sparkops_version", SPARKOPS_VERSION}};
+  meta["plan_args"] = plan_args.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(plan_args);
   meta["memory_guard"] = guard_config ? GuardConfigJson(*guard_config) : nlohmann::ordered_json();
 
   SuperviseOptions so;
@@ -160,19 +167,23 @@ int CmdRun(Context& ctx, const std::vector<std::string>& args) {
 
   // The report: the same analysis `sparkops analyze DIR` gives.
   std::string verdict;
+  std::optional<RunMemory> memory;  // the OOM or guard stop with its numbers and the ladder
   if (auto in = RunDirInputs(out_dir)) {
     auto zone = LocalZone::Make("UTC", ctx.fs);
     if (zone) {
       if (auto a = Analyze(*in, *zone, ctx.fs)) {
-        (void)rec->WriteFile("summary.json", JsonText(RenderAnalysisJson(*a)) + "\n");
-        (void)rec->WriteFile("report.html", RenderHtmlReport(*a));
+        memory = RunMemoryOf(ctx, *a);
+        nlohmann::json summary = RenderAnalysisJson(*a);
+        summary["memory"] = memory ? RunMemoryJson(*memory) : nlohmann::json();
+        (void)rec->WriteFile("summary.json", JsonText(summary) + "\n");
+        (void)rec->WriteFile("report.html", RenderHtmlReport(*a, memory ? &*memory : nullptr));
         verdict = a->Verdict();
       } else {
         verdict = "cannot analyse the run: " + a.error().message;
       }
     }
   }
-  const std::string peak_note = plan_args.empty() ? "" : RecordPlanAndPeak(ctx, *rec, out_dir, plan_args, plan);
+  const std::string peak_note = plan_args.empty() ? "" : RecordPeak(ctx, *rec, out_dir);
   res->live->Close();  // the rest of the job's output first, then run's own lines
   if (!peak_note.empty()) ctx.err << "sparkops run: " << peak_note << "\n";
   if (!verdict.empty()) ctx.err << "sparkops run: " << verdict << "\n";
@@ -183,13 +194,15 @@ int CmdRun(Context& ctx, const std::vector<std::string>& args) {
                            res->lost_log_lines, res->lost_rows, res->write_error);
     if (res->status == 0) return kExitProblem;  // the job's own failure, when it failed, stays its status
   }
-  if (oom) {
-    auto ladder = memory::BuildLadder(ReadMemInfo(ctx.fs), std::nullopt, *oom);
-    ctx.err << fmt::format("sparkops run: out of memory ({} during {}). Next step of the OOM ladder:\n",
-                           ToString(oom->kind), ToString(oom->phase));
+  if (oom || memory) {
+    const memory::Ladder ladder = memory ? memory->ladder : memory::BuildLadder(ReadMemInfo(ctx.fs), std::nullopt, *oom);
+    if (memory) ctx.err << "sparkops run: " << memory->headline << "\n";
+    else
+      ctx.err << fmt::format("sparkops run: out of memory ({} during {})\n", ToString(oom->kind), ToString(oom->phase));
+    ctx.err << "sparkops run: next step of the OOM ladder:\n";
     for (const auto& s : ladder.steps)
       if (s.number == ladder.next) ctx.err << fmt::format("  {}. {}\n     {}\n", s.number, s.title, s.detail);
-    ctx.err << "  (all steps: sparkops oom --log " << out_dir << "/train.log MODEL [plan options])\n";
+    ctx.err << "  (all steps: sparkops analyze " << out_dir << ")\n";
   }
   if (res->guard_stop) {
     const auto& g = *res->guard_stop;

@@ -9,27 +9,36 @@ namespace {
 
 constexpr double kWorthFlushingGiB = 1.0;  ///< less reclaimable cache than this is not worth a rerun
 
-std::optional<Plan> Replan(const Plan& p, Method m) {
-  PlanOptions o = p.options;
-  o.method = m;
+std::optional<Plan> Replan(const Plan& p, PlanOptions o) {
   auto r = MakePlan(p.model, o, p.budget);
   if (!r) return std::nullopt;
   return *r;
 }
 
+std::optional<Plan> Replan(const Plan& p, Method m) {
+  PlanOptions o = p.options;
+  o.method = m;
+  return Replan(p, o);
+}
+
 }  // namespace
 
 Ladder BuildLadder(const Result<MemInfo>& mi, const std::optional<Plan>& plan, const std::optional<OomSignature>& oom) {
+  PageCacheReading cache;
+  if (mi)
+    if (auto c = mi->PageCache()) cache.gib = ToGiB(*c);
+  return BuildLadder(cache, plan, oom);
+}
+
+Ladder BuildLadder(const PageCacheReading& cache, const std::optional<Plan>& plan, const std::optional<OomSignature>& oom) {
   Ladder l;
-  std::optional<uint64_t> cache;
-  if (mi) cache = mi->PageCache();
-  if (cache) l.page_cache_gib = ToGiB(*cache);
+  l.page_cache_gib = cache.gib;
   l.steps.push_back({1, "flush the page cache",
-                     cache ? fmt::format("{:.1f} GiB of page cache is reclaimable now (Cached + Buffers - Shmem, "
-                                         "meminfo); `sudo sparkops flush` (sync; echo 3 > {}) - a between-run "
-                                         "reset, not a mid-training step",
-                                         *l.page_cache_gib, kDropCachesPath)
-                           : "page cache not reported by meminfo; `sudo sparkops flush` between runs"});
+                     cache.gib ? fmt::format("{:.1f} GiB of page cache {} reclaimable {} (Cached + Buffers - Shmem, "
+                                             "meminfo); `sudo sparkops flush` (sync; echo 3 > {}) - a between-run "
+                                             "reset, not a mid-training step",
+                                             *cache.gib, cache.when == "now" ? "is" : "was", cache.when, kDropCachesPath)
+                               : "page cache not reported by meminfo; `sudo sparkops flush` between runs"});
   const bool qlora_load_oom = plan && plan->options.method == Method::kQlora && oom &&
                               (oom->phase == OomPhase::kLoad || oom->phase == OomPhase::kDequant);
   if (!plan) {
@@ -43,20 +52,32 @@ Ladder BuildLadder(const Result<MemInfo>& mi, const std::optional<Plan>& plan, c
   }
   const PlanOptions& o = plan->options;
   const Breakdown& b = plan->high;  // the figures verdicts use
+  std::optional<Plan> ckpt;  // the same run with gradient checkpointing on, when it is off
+  if (!o.grad_ckpt) {
+    PlanOptions on = o;
+    on.grad_ckpt = true;
+    ckpt = Replan(*plan, on);
+  }
   std::string s2;
+  if (ckpt)
+    s2 = fmt::format("gradient checkpointing on: peak {:.1f} -> {:.1f} GiB (saves {:.1f} GiB; about one more forward "
+                     "pass per step, same results); then ",
+                     b.peak() / kGiB, ckpt->high.peak() / kGiB, (b.peak() - ckpt->high.peak()) / kGiB);
   if (plan->max_seq && *plan->max_seq < o.seq)
-    s2 = fmt::format("pack length {} -> {} (largest that fits at batch {})", o.seq, *plan->max_seq, o.batch);
+    s2 += fmt::format("pack length {} -> {} (largest that fits at batch {})", o.seq, *plan->max_seq, o.batch);
   else if (plan->max_seq)
-    s2 = fmt::format("pack length {} already fits at batch {} (up to {})", o.seq, o.batch, *plan->max_seq);
+    s2 += fmt::format("pack length {} already fits at batch {} (up to {})", o.seq, o.batch, *plan->max_seq);
   else
-    s2 = fmt::format("no pack length fits at batch {}", o.batch);
+    s2 += fmt::format("no pack length fits at batch {}", o.batch);
   if (plan->max_batch && *plan->max_batch < o.batch)
     s2 += fmt::format("; then batch {} -> {} at seq {}", o.batch, *plan->max_batch, o.seq);
   else if (!plan->max_batch)
     s2 += fmt::format("; no batch fits at seq {}", o.seq);
   else
     s2 += fmt::format("; batch up to {} fits at seq {}", *plan->max_batch, o.seq);
-  l.steps.push_back({2, "shorter packing, then a smaller batch", s2});
+  l.steps.push_back({2, ckpt ? "gradient checkpointing, then shorter packing, then a smaller batch"
+                             : "shorter packing, then a smaller batch",
+                     s2});
 
   std::optional<Plan> lora, qlora;
   if (o.method == Method::kFull || o.method == Method::kQlora) lora = Replan(*plan, Method::kLora);
@@ -77,6 +98,7 @@ Ladder BuildLadder(const Result<MemInfo>& mi, const std::optional<Plan>& plan, c
                      "when steps 1-3 still do not fit"});
 
   const bool lora_fits = lora && lora->verdict != Verdict::kNoFit;
+  const bool ckpt_fits = ckpt && ckpt->verdict != Verdict::kNoFit;
   const bool shrink_fits = (plan->max_seq && *plan->max_seq < o.seq) || (plan->max_batch && *plan->max_batch < o.batch);
   if (l.page_cache_gib && *l.page_cache_gib >= kWorthFlushingGiB) {
     l.next = 1;
@@ -86,6 +108,11 @@ Ladder BuildLadder(const Result<MemInfo>& mi, const std::optional<Plan>& plan, c
     l.why_next = fmt::format("the OOM was at {} with bitsandbytes; bf16 LoRA fits (peak {:.1f} GiB), and a QLoRA OOM "
                              "is not proof the model doesn't fit",
                              ToString(oom->phase), lora->high.peak() / kGiB);
+  } else if (plan->verdict == Verdict::kNoFit && ckpt_fits) {
+    l.next = 2;
+    l.why_next = fmt::format("gradient checkpointing is off; turning it on fits (peak {:.1f} GiB of {:.1f} GiB, saves "
+                             "{:.1f} GiB) without changing the pack, batch or method",
+                             ckpt->high.peak() / kGiB, plan->budget.bytes / kGiB, (b.peak() - ckpt->high.peak()) / kGiB);
   } else if (plan->verdict == Verdict::kNoFit && shrink_fits) {
     l.next = 2;
     l.why_next = "the plan does not fit as configured; a shorter pack (or smaller batch) does";
@@ -100,8 +127,10 @@ Ladder BuildLadder(const Result<MemInfo>& mi, const std::optional<Plan>& plan, c
   } else {
     l.next = 2;
     l.why_next = fmt::format("the planner says this configuration {} (peak {:.1f} GiB of {:.1f} GiB): check what else "
-                             "holds the pool (`sparkops ps`), then shorten the pack",
-                             ToString(plan->verdict), b.peak() / kGiB, plan->budget.bytes / kGiB);
+                             "holds the pool (`sparkops ps`), then {}",
+                             ToString(plan->verdict), b.peak() / kGiB, plan->budget.bytes / kGiB,
+                             ckpt ? fmt::format("turn gradient checkpointing on (saves {:.1f} GiB)", (b.peak() - ckpt->high.peak()) / kGiB)
+                                  : std::string("shorten the pack"));
   }
   return l;
 }

@@ -25,7 +25,18 @@ struct Ladder {
   std::optional<double> page_cache_gib;  ///< reclaimable page cache now (meminfo)
 };
 
+/// Reclaimable page cache for step 1 and when it was read: "now" (meminfo) or "at the run's start"
+/// (the first sample of a run's thermal CSV, for `analyze`).
+struct PageCacheReading {
+  std::optional<double> gib;  ///< absent: not reported
+  std::string when = "now";
+};
+
 /// `plan` absent: only step 1 has numbers. `oom` absent or kNone: no log was given / no OOM text.
+/// Step 2 starts with gradient checkpointing when the plan has it off (saves activations, changes no
+/// result, costs about one more forward pass per step).
+Ladder BuildLadder(const PageCacheReading& cache, const std::optional<Plan>& plan, const std::optional<OomSignature>& oom);
+/// The same, with the page cache read from `meminfo` now.
 Ladder BuildLadder(const Result<MemInfo>& meminfo, const std::optional<Plan>& plan, const std::optional<OomSignature>& oom);
 
 }  // namespace sparkops::memory

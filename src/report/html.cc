@@ -134,7 +134,8 @@ h1{font-size:20px;margin:0 0 4px}.sub{color:#5b6575;font-size:13px;margin-bottom
 .pt{font-size:12px;font-weight:600;fill:#2b3442}.yl{font-size:10px;fill:#6b7483;text-anchor:end}
 .xl{font-size:10px;fill:#6b7483;text-anchor:middle}.na{font-size:12px;fill:#9aa2ae;text-anchor:middle}
 .frame{fill:#fff;stroke:#dde2ea}.grid{stroke:#eef1f5}.band{opacity:.16}.bl{font-size:11px;font-weight:600}
-table{border-collapse:collapse;font-size:12px}td{padding:2px 10px 2px 0})";
+table{border-collapse:collapse;font-size:12px}td{padding:2px 10px 2px 0}
+.mem ol{margin:6px 0 6px 18px;padding:0;font-size:13px}.mem li{margin:3px 0;color:#5b6575}.mem li.next{color:#1d2430})";
 
 const char* CauseColor(const std::string& c) {
   if (c == "thermal") return "#d9480f";
@@ -146,7 +147,7 @@ const char* CauseColor(const std::string& c) {
 }
 }  // namespace
 
-std::string RenderHtmlReport(const AnalysisResult& r) {
+std::string RenderHtmlReport(const AnalysisResult& r, const RunMemory* memory) {
   const auto& pts = r.series.points;
   bool time = r.series.has_times();
   Axis ax;
@@ -286,6 +287,15 @@ std::string RenderHtmlReport(const AnalysisResult& r) {
                    pts.size(), Esc(r.series.formats.empty() ? "no step format recognised" : r.series.formats),
                    Esc(r.series.time_source));
   h += fmt::format("<div class=\"verdict {}\">{}</div>", cls, Esc(r.Verdict()));
+  if (memory) {
+    h += "<div class=\"card mem\"><b>Memory.</b> " + Esc(memory->headline) + ".<ol>";
+    for (const auto& st : memory->ladder.steps)
+      h += fmt::format("<li{}><b>{}</b>{} — {}</li>", st.number == memory->ladder.next ? " class=\"next\"" : "", Esc(st.title),
+                       st.number == memory->ladder.next ? " (next)" : "", Esc(st.detail));
+    h += "</ol><div class=\"muted\">Why this step: " + Esc(memory->ladder.why_next) + ".";
+    if (!memory->plan_note.empty()) h += " " + Esc(memory->plan_note) + ".";
+    h += " The OOM ladder: flush, then packing/batch, then the method, then the model or a second Spark.</div></div>";
+  }
   for (size_t i = 0; i < r.slowdowns.size(); ++i) {
     const auto& e = r.slowdowns[i];
     h += "<div class=\"card ev\">";

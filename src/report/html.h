@@ -5,9 +5,11 @@
 #include <string>
 
 #include "analysis/analyze.h"
+#include "report/run_memory.h"
 
 namespace sparkops {
 
-std::string RenderHtmlReport(const AnalysisResult& r);
+/// `memory`: the run's OOM / memory-guard account with the OOM ladder (a card under the verdict), or null.
+std::string RenderHtmlReport(const AnalysisResult& r, const RunMemory* memory = nullptr);
 
 }  // namespace sparkops

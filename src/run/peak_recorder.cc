@@ -9,26 +9,6 @@
 #include "base/strings.h"
 
 namespace sparkops {
-namespace {
-constexpr double kGiBd = 1024.0 * 1024 * 1024;
-}
-
-MeasuredPeaks PeaksFromThermal(const ThermalSeries& s) {
-  MeasuredPeaks p;
-  std::optional<double> first, lowest, gpu;
-  for (const auto& r : s.rows) {
-    if (r.mem_available_gib) {
-      if (!first) first = r.mem_available_gib;
-      lowest = std::min(lowest.value_or(*r.mem_available_gib), *r.mem_available_gib);
-    }
-    if (r.gpu_attributed_gib) gpu = std::max(gpu.value_or(0.0), *r.gpu_attributed_gib);
-  }
-  int readings = 0;
-  for (const auto& r : s.rows) readings += r.mem_available_gib ? 1 : 0;
-  if (readings >= 2) p.pool_drop = std::max(0.0, *first - *lowest) * kGiBd;
-  if (gpu) p.gpu_process = *gpu * kGiBd;
-  return p;
-}
 
 Result<std::string> PlanFromArgs(const std::string& plan_args, const PlanCommand& plan) {
   std::vector<std::string> args;
@@ -40,11 +20,7 @@ Result<std::string> PlanFromArgs(const std::string& plan_args, const PlanCommand
   return out.str();
 }
 
-std::string RecordPlanAndPeak(const HostView& ctx, RunRecorder& rec, const std::string& dir, const std::string& plan_args,
-                              const PlanCommand& plan) {
-  auto planned = PlanFromArgs(plan_args, plan);
-  if (!planned) return planned.error().message;
-  if (!rec.WriteFile("plan.json", *planned)) return "cannot write plan.json";
+std::string RecordPeak(const HostView& ctx, RunRecorder& rec, const std::string& dir) {
   auto zone = LocalZone::Make("UTC", ctx.fs);
   if (!zone) return "no UTC zone";
   auto series = ReadThermalCsv(dir + "/thermal.csv", *zone);

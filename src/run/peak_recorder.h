@@ -14,15 +14,6 @@
 
 namespace sparkops {
 
-/// Measured peaks in bytes; absent when the samples do not hold the reading.
-struct MeasuredPeaks {
-  std::optional<double> pool_drop;    ///< largest drop of MemAvailable below its first sample (GB10: the GPU's pool too)
-  std::optional<double> gpu_process;  ///< largest GPU memory attributed to the job (NVML per-process, where reported)
-};
-
-/// Pure: the peaks of a thermal series (a drop needs two MemAvailable readings).
-MeasuredPeaks PeaksFromThermal(const ThermalSeries& s);
-
 /// `sparkops --json plan ARGS`: writes the plan to `out`, problems to `err`, returns the exit code.
 /// The command layer supplies it (the plan command lives above this layer).
 using PlanCommand = std::function<int(const std::vector<std::string>& args, std::ostream& out, std::ostream& err)>;
@@ -32,9 +23,8 @@ using PlanCommand = std::function<int(const std::vector<std::string>& args, std:
 /// so a mistyped --plan-args is exit 2 at once, not a note after hours.
 Result<std::string> PlanFromArgs(const std::string& plan_args, const PlanCommand& plan);
 
-/// Writes plan.json (`plan` run on PLAN_ARGS, args split on spaces) and peak.json (from
-/// DIR/thermal.csv) into the run directory. Returns "" or what could not be recorded.
-std::string RecordPlanAndPeak(const HostView& ctx, RunRecorder& rec, const std::string& dir, const std::string& plan_args,
-                              const PlanCommand& plan);
+/// Writes peak.json (from DIR/thermal.csv) into the run directory; plan.json is written when the run
+/// starts (the budget as the pool was before the job took it). Returns "" or what could not be recorded.
+std::string RecordPeak(const HostView& ctx, RunRecorder& rec, const std::string& dir);
 
 }  // namespace sparkops

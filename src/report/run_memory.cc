@@ -1,0 +1,134 @@
+#include "report/run_memory.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+
+namespace sparkops {
+
+namespace {
+
+constexpr double kGiBytes = 1024.0 * 1024 * 1024;
+
+nlohmann::json Opt(const std::optional<double>& v) {
+  return v ? nlohmann::json(std::round(*v * 1000) / 1000) : nlohmann::json();
+}
+
+/// The first memory_guard event that stopped the job (terminate, else kill), or null.
+const RunEvent* GuardStop(const std::vector<RunEvent>& events) {
+  const RunEvent* kill = nullptr;
+  for (const RunEvent& e : events) {
+    if (e.type != "memory_guard") continue;
+    if (e.Str("action") == "terminate") return &e;
+    if (e.Str("action") == "kill" && !kill) kill = &e;
+  }
+  return kill;
+}
+
+/// The OOM `run` recorded in events.jsonl (its `oom` event), when the log's tail holds no OOM text
+/// (a SIGKILL with the pool empty leaves none).
+OomSignature FromEvents(const std::vector<RunEvent>& events) {
+  OomSignature sig;
+  for (const RunEvent& e : events) {
+    if (e.type != "oom") continue;
+    for (OomKind k : {OomKind::kTorchCuda, OomKind::kCudaRuntime, OomKind::kNvrmNoMemory, OomKind::kKernelOomKiller,
+                      OomKind::kKilled})
+      if (e.Str("signature") == ToString(k)) sig.kind = k;
+    for (OomPhase ph : {OomPhase::kLoad, OomPhase::kDequant, OomPhase::kStep})
+      if (e.Str("phase") == ToString(ph)) sig.phase = ph;
+    sig.line = e.Str("detail");
+    if (sig.kind != OomKind::kNone) return sig;
+  }
+  return sig;
+}
+
+std::string Headline(const RunMemory& m) {
+  std::string h = m.trigger == "oom" ? fmt::format("the job ran out of memory ({} during {})", ToString(m.oom.kind),
+                                                   ToString(m.oom.phase))
+                                     : "the memory guard stopped the job";
+  if (m.pool_peak_gib)
+    h += fmt::format("; it took {:.1f} GiB of the pool at its peak (MemAvailable {:.1f} -> {:.1f} GiB)", *m.pool_peak_gib,
+                     *m.start_available_gib, *m.lowest_available_gib);
+  else
+    h += "; no memory samples with two MemAvailable readings: its peak is not known";
+  if (m.budget_gib)
+    h += fmt::format(", against a budget of {:.1f} GiB (the plan predicted a {:.1f} GiB peak)", *m.budget_gib,
+                     *m.planned_peak_gib);
+  else if (m.start_available_gib)
+    h += fmt::format(", of the {:.1f} GiB available when it started (no plan: give `run --plan-args` for a budget)",
+                     *m.start_available_gib);
+  if (m.gpu_peak_gib) h += fmt::format("; NVML attributed at most {:.1f} GiB of GPU memory to it", *m.gpu_peak_gib);
+  if (m.guard_floor_gib) h += fmt::format("; the guard's floor was {:.1f} GiB", *m.guard_floor_gib);
+  return h;
+}
+
+}  // namespace
+
+std::optional<RunMemory> DescribeRunMemory(const AnalysisResult& r, const OomSignature& log_oom,
+                                           const std::optional<memory::Plan>& plan) {
+  const OomSignature oom = log_oom.kind != OomKind::kNone ? log_oom : FromEvents(r.events);
+  const RunEvent* stop = GuardStop(r.events);
+  if (oom.kind == OomKind::kNone && !stop) return std::nullopt;
+  RunMemory m;
+  m.trigger = oom.kind != OomKind::kNone ? "oom" : "memory_guard";
+  m.oom = oom;
+  memory::PageCacheReading cache;
+  cache.when = "at the run's start";
+  if (r.thermal) {
+    const MeasuredPeaks p = PeaksFromThermal(*r.thermal);
+    if (p.pool_drop) {
+      m.pool_peak_gib = *p.pool_drop / kGiBytes;
+      m.start_available_gib = *p.first_available / kGiBytes;
+      m.lowest_available_gib = *p.lowest_available / kGiBytes;
+    }
+    if (p.gpu_process) m.gpu_peak_gib = *p.gpu_process / kGiBytes;
+    for (const ThermalRow& row : r.thermal->rows)
+      if (row.page_cache_gib) {
+        cache.gib = row.page_cache_gib;
+        break;
+      }
+  }
+  if (plan) {
+    m.budget_gib = plan->budget.bytes / kGiBytes;
+    m.planned_peak_gib = plan->high.peak() / kGiBytes;
+  }
+  if (stop)
+    if (auto it = stop->record.find("min_available_bytes"); it != stop->record.end() && it->is_number())
+      m.guard_floor_gib = it->get<double>() / kGiBytes;
+  std::optional<OomSignature> sig;
+  if (oom.kind != OomKind::kNone) sig = oom;
+  m.ladder = memory::BuildLadder(cache, plan, sig);
+  m.headline = Headline(m);
+  return m;
+}
+
+std::string RunMemoryText(const RunMemory& m) {
+  std::string s = fmt::format("memory   {}\n", m.headline);
+  for (const auto& step : m.ladder.steps)
+    if (step.number == m.ladder.next)
+      s += fmt::format("  next: OOM ladder step {}. {}\n     {}\n", step.number, step.title, step.detail);
+  s += fmt::format("  why: {}\n", m.ladder.why_next);
+  if (!m.plan_note.empty()) s += fmt::format("  note: {}\n", m.plan_note);
+  return s;
+}
+
+nlohmann::json RunMemoryJson(const RunMemory& m) {
+  nlohmann::json j = {{"trigger", m.trigger}, {"headline", m.headline}, {"next_step", m.ladder.next},
+                      {"why", m.ladder.why_next}};
+  j["oom"] = m.trigger == "oom" ? nlohmann::json{{"kind", ToString(m.oom.kind)}, {"phase", ToString(m.oom.phase)},
+                                                 {"line", m.oom.line}}
+                                : nlohmann::json();
+  j["start_available_gib"] = Opt(m.start_available_gib);
+  j["lowest_available_gib"] = Opt(m.lowest_available_gib);
+  j["pool_peak_gib"] = Opt(m.pool_peak_gib);
+  j["gpu_peak_gib"] = Opt(m.gpu_peak_gib);
+  j["budget_gib"] = Opt(m.budget_gib);
+  j["planned_peak_gib"] = Opt(m.planned_peak_gib);
+  j["guard_floor_gib"] = Opt(m.guard_floor_gib);
+  j["plan_note"] = m.plan_note.empty() ? nlohmann::json() : nlohmann::json(m.plan_note);
+  j["steps"] = nlohmann::json::array();
+  for (const auto& s : m.ladder.steps) j["steps"].push_back({{"step", s.number}, {"title", s.title}, {"detail", s.detail}});
+  return j;
+}
+
+}  // namespace sparkops
