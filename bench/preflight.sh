@@ -32,15 +32,7 @@ PY_CMD=("$PY" -c "import torch; print(torch.version.cuda)")
 
 echo "environment: $("$PY" -c 'import sys; print(sys.version.split()[0])' 2>/dev/null) at $PY, torch $("${PY_CMD[@]}" 2>/dev/null | sed 's/^/version.cuda=/') ($(dpkg-query -W -f='${Version}' python3-torch 2>/dev/null || echo '?'))"
 echo "machine: $(uname -m), $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg); $RUNS runs each after one warm-up"
-echo "sparkops preflight output (first run):"
-"${SP_CMD[@]}" | sed 's/^/  /' || true
-
-sp_ms=$(time_runs "${SP_CMD[@]}" | median)
-py_ms=$(time_runs "${PY_CMD[@]}" | median)
-sp_cpu=$(cpu_runs "${SP_CMD[@]}" | median)
-py_cpu=$(cpu_runs "${PY_CMD[@]}" | median)
-sp_rss=$(peak_rss_kib "${SP_CMD[@]}")
-py_rss=$(peak_rss_kib "${PY_CMD[@]}")
+measure_pair
 ratio=$(awk -v a="$py_ms" -v b="$sp_ms" 'BEGIN {printf "%.1f", a / b}')
 
 printf '\n%-56s %10s %12s %13s\n' "command" "median ms" "median CPU" "peak RSS MiB"

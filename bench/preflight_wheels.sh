@@ -48,15 +48,7 @@ done < <(find "$SITE" -name '*.so*' -type f)
 echo "environment: $ENV_DIR ($SITE): $n_so shared objects, $n_fat with a .nv_fatbin;" \
      "$("$PY" -m pip list 2>/dev/null | grep -Ei '^(torch|vllm|xformers|bitsandbytes) ' | tr -s ' ' | paste -sd, -)"
 echo "machine: $(uname -m), $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg); $RUNS runs each after one warm-up"
-echo "sparkops preflight output (first run):"
-"${SP_CMD[@]}" | sed 's/^/  /' || true
-
-sp_ms=$(time_runs "${SP_CMD[@]}" | median)
-py_ms=$(time_runs "${PY_CMD[@]}" | median)
-sp_cpu=$(cpu_runs "${SP_CMD[@]}" | median)
-py_cpu=$(cpu_runs "${PY_CMD[@]}" | median)
-sp_rss=$(peak_rss_kib "${SP_CMD[@]}")
-py_rss=$(peak_rss_kib "${PY_CMD[@]}")
+measure_pair
 
 printf '\n%-52s %10s %12s %13s\n' "command" "median ms" "median CPU" "peak RSS MiB"
 printf '%-52s %10.1f %9s ms %13.1f\n' "sparkops preflight --site-packages ENV" "$sp_ms" "$sp_cpu" "$(mib "$sp_rss")"

@@ -20,3 +20,16 @@ cpu_runs() {
 }
 
 mib() { awk -v k="$1" 'BEGIN {printf "%.1f", k / 1024}'; }
+
+# measure_pair: runs SP_CMD and PY_CMD (arrays set by the caller) and sets sp_ms py_ms (median wall),
+# sp_cpu py_cpu (median user+sys ms) and sp_rss py_rss (peak RSS KiB), after printing SP_CMD's output once.
+measure_pair() {
+  echo "sparkops preflight output (first run):"
+  "${SP_CMD[@]}" | sed 's/^/  /' || true
+  sp_ms=$(time_runs "${SP_CMD[@]}" | median)
+  py_ms=$(time_runs "${PY_CMD[@]}" | median)
+  sp_cpu=$(cpu_runs "${SP_CMD[@]}" | median)
+  py_cpu=$(cpu_runs "${PY_CMD[@]}" | median)
+  sp_rss=$(peak_rss_kib "${SP_CMD[@]}")
+  py_rss=$(peak_rss_kib "${PY_CMD[@]}")
+}
