@@ -11,11 +11,12 @@ time_runs() {
     awk -v a="$t0" -v b="$t1" 'BEGIN {printf "%.3f\n", (b - a) / 1e6}'
   done
 }
-peak_rss_kib() { /usr/bin/time -f %M "$@" 2>&1 >/dev/null | tail -1; }
+# (a command that exits non-zero, as preflight does on a FAIL, is still measured)
+peak_rss_kib() { { /usr/bin/time -f %M "$@" 2>&1 >/dev/null || true; } | tail -1; }
 # cpu_runs CMD...: RUNS user+sys CPU times in ms (GNU time, 10 ms resolution) - robust on a busy box
 cpu_runs() {
   for _ in $(seq "$RUNS"); do
-    /usr/bin/time -f '%U %S' "$@" 2>&1 >/dev/null | tail -1 | awk '{printf "%.0f\n", ($1 + $2) * 1000}'
+    { /usr/bin/time -f '%U %S' "$@" 2>&1 >/dev/null || true; } | tail -1 | awk '{printf "%.0f\n", ($1 + $2) * 1000}'
   done
 }
 

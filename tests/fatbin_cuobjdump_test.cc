@@ -1,0 +1,73 @@
+// Opt-in check against NVIDIA's own reader: with SPARKOPS_CUOBJDUMP=/path/to/cuobjdump (CUDA toolkit,
+// or the `nvidia-cuda-cuobjdump` wheel's nvidia/cu13/bin/cuobjdump) and SPARKOPS_FATBIN_DIR=DIR (e.g.
+// a venv's site-packages holding vLLM, xformers, bitsandbytes), every shared object under DIR with a
+// .nv_fatbin must give ScanFatbinFile the same cubin SMs and PTX targets as `cuobjdump --list-elf` /
+// `--list-ptx`. Skipped without both: tests never need CUDA tools. cuobjdump prints family (f)
+// targets without their suffix, so an `f` is compared as its SM number; an `a` must match.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <set>
+
+#include "host/command.h"
+#include "host/elf.h"
+
+namespace sparkops {
+namespace {
+
+/// "sm_120" / "compute_90a" with a family suffix dropped (cuobjdump does not print it).
+std::set<std::string> Comparable(const std::vector<CudaArch>& arches) {
+  std::set<std::string> s;
+  for (const CudaArch& a : arches) {
+    std::string n = (a.ptx ? "compute_" : "sm_") + std::to_string(a.sm);
+    if (a.suffix == 'a') n += 'a';
+    s.insert(n);
+  }
+  return s;
+}
+
+std::string Joined(const std::set<std::string>& s) {
+  std::string o;
+  for (const auto& x : s) o += (o.empty() ? "" : " ") + x;
+  return o;
+}
+
+TEST(FatbinCuobjdump, SameTargetsAsCuobjdumpOnRealWheels) {
+  const char* cu = std::getenv("SPARKOPS_CUOBJDUMP");
+  const char* dir = std::getenv("SPARKOPS_FATBIN_DIR");
+  if (!cu || !dir) GTEST_SKIP() << "opt-in: set SPARKOPS_CUOBJDUMP and SPARKOPS_FATBIN_DIR (docs/checks.md, G7)";
+  int files = 0, unreadable = 0;
+  std::error_code ec;
+  for (auto it = std::filesystem::recursive_directory_iterator(dir, ec); it != std::filesystem::recursive_directory_iterator();
+       it.increment(ec)) {
+    const std::string path = it->path().string(), name = it->path().filename().string();
+    if (!it->is_regular_file(ec) || !(name.ends_with(".so") || name.find(".so.") != std::string::npos)) continue;
+    auto ours = ScanFatbinFile(path);
+    ASSERT_TRUE(ours) << path << ": " << ours.error().message;
+    if (ours->empty()) continue;
+    CommandOptions o;
+    o.timeout = std::chrono::seconds(120);
+    auto elf = RunCommand({cu, "--list-elf", path}, o);
+    auto ptx = RunCommand({cu, "--list-ptx", path}, o);
+    ASSERT_TRUE(elf && ptx) << cu;
+    if (elf->err.find("fatal") != std::string::npos) {  // e.g. "Invalid ELF": cuobjdump cannot read it
+      std::cout << "cuobjdump cannot read " << path << ": " << elf->err;
+      ++unreadable;
+      continue;
+    }
+    auto theirs = ParseCuobjdumpList(elf->out);
+    // --list-ptx names PTX entries "x.sm_120.ptx": which listing it came from says what it is
+    for (auto& p : ParseCuobjdumpList(ptx->out)) {
+      p.ptx = true;
+      theirs.push_back(p);
+    }
+    EXPECT_EQ(Joined(Comparable(*ours)), Joined(Comparable(theirs))) << path;
+    ++files;
+  }
+  EXPECT_GT(files, 0) << "no shared object with a .nv_fatbin under " << dir;
+  std::cout << "compared " << files << " shared objects with cuobjdump; " << unreadable << " it cannot read\n";
+}
+
+}  // namespace
+}  // namespace sparkops
