@@ -22,6 +22,7 @@ struct PreflightOptions {
   std::string python;                      ///< --python EXE
   std::vector<std::string> site_packages;  ///< --site-packages DIR (repeatable)
   std::vector<std::string> configs;        ///< --config FILE (repeatable)
+  bool pair = false;                       ///< --pair: G10 reports the Spark-pair link whatever else is found
 };
 
 class HostFacts {

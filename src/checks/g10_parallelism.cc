@@ -43,6 +43,8 @@ CheckResult CheckG10(const HostFacts& f) {
     }
     for (auto& l : *layouts) planned.push_back(std::move(l));
   }
+  std::vector<EnvSetting> script_env;  // NCCL/UCX variables the --config launch scripts set (issue 18)
+  for (const auto& l : planned) script_env.insert(script_env.end(), l.comm_env.begin(), l.comm_env.end());
   if (auto l = LayoutFromEnv(f.ctx().env, "environment")) planned.push_back(std::move(*l));
 
   std::vector<ParallelLayout> running;  // each running launcher or server is its own job
@@ -68,7 +70,7 @@ CheckResult CheckG10(const HostFacts& f) {
       r.status = CheckStatus::kSkip;
       r.summary = "nothing to read: no --config given, no launcher variables (WORLD_SIZE, NNODES, ...), "
                   "no running launcher";
-      ApplySparkPair(f, false, r);  // issue 18: NCCL variables alone still get the link checked
+      ApplySparkPair(f, false, script_env, r);  // issue 18: NCCL variables or --pair alone still get the link checked
     }
     return r;
   }
@@ -98,7 +100,7 @@ CheckResult CheckG10(const HostFacts& f) {
   if (worst == LayoutLevel::kFail || worst == LayoutLevel::kWarn)
     r.fix = "across two Sparks use DDP or FSDP (accelerate distributed_type: FSDP, DeepSpeed ZeRO) with TP=1; "
             "keep tensor/pipeline parallelism inside one machine";
-  ApplySparkPair(f, job_nodes.value_or(1) > 1, r);  // issue 18: the Spark-pair link
+  ApplySparkPair(f, job_nodes.value_or(1) > 1, script_env, r);  // issue 18: the Spark-pair link
   return r;
 }
 

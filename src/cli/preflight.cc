@@ -34,6 +34,9 @@ int CmdPreflight(Context& ctx, const std::vector<std::string>& args) {
   app->add_option("--site-packages", opts.site_packages, "site-packages directory to inspect (repeatable)");
   app->add_option("--config", opts.configs,
                   "accelerate YAML, DeepSpeed JSON or launch script to check for G10 (repeatable)");
+  app->add_flag("--pair", opts.pair,
+               "G10: report the Spark-pair link (RDMA endpoints, interfaces, NCCL/UCX variables) even with no "
+               "multi-node config or NCCL variable");
   app->add_option("--only", only, "comma list of checks to run, e.g. G1,G3");
   if (auto rc = ParseFlags(*app, args, ctx)) return *rc;
 

@@ -88,13 +88,61 @@ std::vector<NetIf> ReadNetIfs(const HostFs& fs) {
   return out;
 }
 
+std::optional<PairLine> JudgeIbHca(const std::vector<RdmaPort>& ports, const std::string& ib_hca) {
+  if (ib_hca.empty()) return std::nullopt;
+  NcclList hca = ParseNcclList(ib_hca);
+  std::vector<std::string> left_out;
+  for (const auto& p : ports)
+    if (p.state == "ACTIVE" && !hca.Selects(p.device, p.port)) left_out.push_back(p.device);
+  if (left_out.empty()) return std::nullopt;
+  return PairLine{PairLevel::kWarn,
+                  fmt::format("NCCL_IB_HCA={} leaves out the active endpoint{} {}: NCCL uses only the devices it names, "
+                              "and each QSFP port is two PCIe x4 endpoints, so naming one of the two halves the "
+                              "bandwidth (98 -> 161 Gb/s measured after naming both)",
+                              ib_hca, left_out.size() > 1 ? "s" : "", Join(left_out, ", "))};
+}
+
+std::optional<PairLine> JudgeSocketIfname(const std::vector<NetIf>& ifs, const std::string& socket_ifname) {
+  if (socket_ifname.empty()) return std::nullopt;
+  NcclList sock = ParseNcclList(socket_ifname);
+  std::vector<std::string> matched, down;
+  for (const auto& i : ifs)
+    if (sock.Selects(i.name)) (i.operstate == "up" ? matched : down).push_back(i.name);
+  if (sock.exclude || !matched.empty()) return std::nullopt;
+  return PairLine{PairLevel::kWarn,
+                  fmt::format("NCCL_SOCKET_IFNAME={} names no interface that is up{}: NCCL's bootstrap cannot connect",
+                              socket_ifname, down.empty() ? " (none exists)" : " (" + Join(down, ", ") + " down)")};
+}
+
+std::optional<PairLine> JudgeUcxDevices(const std::vector<RdmaPort>& ports, const std::vector<NetIf>& ifs,
+                                        const std::string& ucx_net_devices) {
+  std::string_view all = Trim(ucx_net_devices);
+  if (all.empty() || all == "all") return std::nullopt;
+  std::vector<std::string> named;
+  bool any_usable = false;
+  for (auto item : Split(all, ',')) {
+    std::string_view it = Trim(item);
+    if (it.empty()) continue;
+    named.emplace_back(it);
+    size_t colon = it.rfind(':');
+    std::string_view dev = colon == std::string_view::npos ? it : it.substr(0, colon);
+    std::optional<int64_t> port = colon == std::string_view::npos ? std::nullopt : ParseInt(it.substr(colon + 1));
+    for (const auto& p : ports)
+      any_usable |= p.device == dev && p.state == "ACTIVE" && (!port || *port == p.port);
+    for (const auto& i : ifs) any_usable |= i.name == it && i.operstate == "up";
+  }
+  if (any_usable || named.empty()) return std::nullopt;
+  return PairLine{PairLevel::kWarn,
+                  fmt::format("UCX_NET_DEVICES={} names no active RDMA endpoint port and no interface that is up: "
+                              "UCX will not use the ConnectX link",
+                              ucx_net_devices)};
+}
+
 std::vector<PairLine> JudgePair(const std::vector<RdmaPort>& ports, const std::vector<NetIf>& ifs,
                                 const std::string& ib_hca, const std::string& socket_ifname) {
   std::vector<PairLine> out;
   std::map<std::string, const NetIf*> by_name;
   for (const auto& i : ifs) by_name[i.name] = &i;
-  NcclList hca = ParseNcclList(ib_hca);
-  std::vector<std::string> left_out;
   std::set<int> mtus;
   std::vector<std::string> mtu_txt;
   for (const auto& p : ports) {
@@ -113,27 +161,12 @@ std::vector<PairLine> JudgePair(const std::vector<RdmaPort>& ports, const std::v
                                p.rate.empty() ? "" : ", " + p.rate, p.link_layer.empty() ? "" : " (" + p.link_layer + ")",
                                nets),
                    true});
-    if (up && !ib_hca.empty() && !hca.Selects(p.device, p.port)) left_out.push_back(p.device);
   }
-  if (!left_out.empty())
-    out.push_back({PairLevel::kWarn,
-                   fmt::format("NCCL_IB_HCA={} leaves out the active endpoint{} {}: NCCL uses only the devices it names, and "
-                               "each QSFP port is two PCIe x4 endpoints, so naming one of the two halves the bandwidth "
-                               "(98 -> 161 Gb/s measured after naming both)",
-                               ib_hca, left_out.size() > 1 ? "s" : "", Join(left_out, ", "))});
+  if (auto l = JudgeIbHca(ports, ib_hca)) out.push_back(std::move(*l));
   if (mtus.size() > 1)
     out.push_back({PairLevel::kWarn, "MTU mismatch between the link's interfaces (" + Join(mtu_txt, ", ") +
                                          "): set the same MTU (9000 measured ~19-21 GB/s all_gather) on both ends"});
-  if (!socket_ifname.empty()) {
-    NcclList sock = ParseNcclList(socket_ifname);
-    std::vector<std::string> matched, down;
-    for (const auto& i : ifs)
-      if (sock.Selects(i.name)) (i.operstate == "up" ? matched : down).push_back(i.name);
-    if (!sock.exclude && matched.empty())
-      out.push_back({PairLevel::kWarn,
-                     fmt::format("NCCL_SOCKET_IFNAME={} names no interface that is up{}: NCCL's bootstrap cannot connect",
-                                 socket_ifname, down.empty() ? " (none exists)" : " (" + Join(down, ", ") + " down)")});
-  }
+  if (auto l = JudgeSocketIfname(ifs, socket_ifname)) out.push_back(std::move(*l));
   return out;
 }
 

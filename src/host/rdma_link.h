@@ -54,6 +54,15 @@ struct PairLine {
   bool endpoint = false;  ///< one endpoint's state line (a spare port down is normal beside an active one)
 };
 
+/// Pure: the NCCL_IB_HCA finding (an active endpoint the list leaves out); nullopt when none or unset.
+std::optional<PairLine> JudgeIbHca(const std::vector<RdmaPort>& ports, const std::string& ib_hca);
+/// Pure: the NCCL_SOCKET_IFNAME finding (no named interface is up); nullopt when none or unset.
+std::optional<PairLine> JudgeSocketIfname(const std::vector<NetIf>& ifs, const std::string& socket_ifname);
+/// Pure: the UCX_NET_DEVICES finding: the list ("mlx5_0:1,enp1s0f0np0", exact names; "all" or ""
+/// is every device) names no ACTIVE endpoint port and no interface that is up.
+std::optional<PairLine> JudgeUcxDevices(const std::vector<RdmaPort>& ports, const std::vector<NetIf>& ifs,
+                                        const std::string& ucx_net_devices);
+
 /// Pure: the G10 pair lines: each endpoint's state and rate, endpoints NCCL_IB_HCA leaves out,
 /// an MTU mismatch among the endpoints' interfaces, NCCL_SOCKET_IFNAME naming a down or missing
 /// interface. `ib_hca`/`socket_ifname` are the variables ("" when unset).

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "base/error.h"
+#include "host/comm_env.h"
 
 namespace sparkops {
 
@@ -24,6 +25,9 @@ struct ParallelLayout {
   std::optional<int> pp;     ///< pipeline-parallel degree
   std::string data_parallel; ///< "FSDP", "DeepSpeed ZeRO-3", "DDP", "" when not stated
   std::vector<std::string> evidence;  ///< what was read: "num_machines: 2"
+  /// NCCL_*/UCX_* variables a launch script sets for this launcher (exported earlier or as a
+  /// `K=V cmd` prefix), source "run.sh line 3"; empty for YAML and JSON (they have no environment).
+  std::vector<EnvSetting> comm_env;
 };
 
 /// accelerate config YAML, or another training YAML (axolotl, torchtune, NeMo, LLaMA-Factory, a vLLM

@@ -186,6 +186,12 @@ std::vector<ParallelLayout> ParseLaunchScript(std::string_view text, const std::
   }
 
   std::map<std::string, std::string> env;
+  std::map<std::string, std::pair<std::string, int>> comm;  // exported NCCL/UCX variables: value, line
+  auto settings = [&name](const std::map<std::string, std::pair<std::string, int>>& m) {
+    std::vector<EnvSetting> v;
+    for (const auto& [k, val] : m) v.push_back({k, val.first, fmt::format("{} line {}", name, val.second)});
+    return v;
+  };
   std::vector<ParallelLayout> out;
   for (size_t li = 0; li < lines.size(); ++li) {
     const std::string& line = lines[li];
@@ -230,6 +236,7 @@ std::vector<ParallelLayout> ParseLaunchScript(std::string_view text, const std::
     }
     size_t i = 0;
     std::map<std::string, std::string> cmd_env = env;
+    auto cmd_comm = comm;
     bool exported = false;
     while (i < words.size()) {
       const std::string& word = words[i];
@@ -240,8 +247,13 @@ std::vector<ParallelLayout> ParseLaunchScript(std::string_view text, const std::
       }
       size_t eq = word.find('=');
       if (eq != std::string::npos && eq > 0 && !StartsWith(word, "-") && word.find('/') > eq) {
-        cmd_env[word.substr(0, eq)] = word.substr(eq + 1);
-        if (exported || i + 1 == words.size()) env[word.substr(0, eq)] = word.substr(eq + 1);
+        std::string key = word.substr(0, eq), value = word.substr(eq + 1);
+        cmd_env[key] = value;
+        if (IsCommVar(key)) cmd_comm[key] = {value, lineno};
+        if (exported || i + 1 == words.size()) {
+          env[key] = value;
+          if (IsCommVar(key)) comm[key] = {value, lineno};
+        }
         ++i;
         continue;
       }
@@ -249,10 +261,16 @@ std::vector<ParallelLayout> ParseLaunchScript(std::string_view text, const std::
     }
     if (i >= words.size()) continue;
     std::vector<std::string> argv(words.begin() + static_cast<long>(i), words.end());
-    if (auto l = LayoutFromArgv(argv, cmd_env, fmt::format("{} line {}", name, lineno))) out.push_back(std::move(*l));
+    if (auto l = LayoutFromArgv(argv, cmd_env, fmt::format("{} line {}", name, lineno))) {
+      l->comm_env = settings(cmd_comm);
+      out.push_back(std::move(*l));
+    }
   }
   if (out.empty())
-    if (auto l = LayoutFromEnv(env, name)) out.push_back(std::move(*l));
+    if (auto l = LayoutFromEnv(env, name)) {
+      l->comm_env = settings(comm);
+      out.push_back(std::move(*l));
+    }
   return out;
 }
 
