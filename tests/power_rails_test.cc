@@ -76,6 +76,22 @@ TEST(EnergyRates, AveragesFromCountersAcrossAWrap) {
   EXPECT_DOUBLE_EQ(*b.SocPkgW(), 20.0);  // the energy average wins over the oscillating rail
 }
 
+TEST(EnergyRates, ACounterThatHasNotMovedIsNoAverage) {
+  EnergyRates rates;
+  PowerReading a;
+  a.energy_uj = {{"pkg", 1'000'000}};
+  rates.Update(a, 10.0);
+  PowerReading same = a;  // read again within the firmware's ~100 ms update: not 0 W
+  same.rails_w["soc_pkg"] = 17;
+  rates.Update(same, 10.05);
+  EXPECT_TRUE(same.avg_w.empty());
+  EXPECT_DOUBLE_EQ(*same.SocPkgW(), 17.0);  // the instantaneous rail stands
+  PowerReading moved;
+  moved.energy_uj = {{"pkg", 3'000'000}};
+  rates.Update(moved, 10.1);
+  EXPECT_NEAR(moved.avg_w.at("pkg"), 20.0, 1e-9);  // 2 J since the last change, 0.1 s ago
+}
+
 TEST(ReadPowerReading, SpbmEwmaLayout) {
   PowerReading r = ReadPowerReading(HostFs(Fixture("power/spbm_ewma")));
   EXPECT_TRUE(r.spbm);

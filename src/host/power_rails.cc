@@ -167,17 +167,21 @@ std::optional<uint64_t> EnergyDeltaUj(uint64_t prev_uj, uint64_t cur_uj, double 
 }
 
 void EnergyRates::Update(PowerReading& r, double t_s) {
-  double dt = t_s - prev_t_;
-  if (have_prev_ && dt > 0) {
-    for (const auto& [rail, uj] : r.energy_uj) {
-      auto it = prev_.find(rail);
-      if (it == prev_.end()) continue;
-      if (auto d = EnergyDeltaUj(it->second, uj, dt)) r.avg_w[rail] = static_cast<double>(*d) / kMicro / dt;
+  std::map<std::string, std::pair<uint64_t, double>> next;
+  for (const auto& [rail, uj] : r.energy_uj) {
+    auto it = prev_.find(rail);
+    if (it != prev_.end() && uj == it->second.first) {
+      next[rail] = it->second;  // not advanced since: the firmware has not updated it (~100 ms, mJ steps)
+      continue;
     }
+    if (it != prev_.end()) {
+      double dt = t_s - it->second.second;
+      if (dt > 0)
+        if (auto d = EnergyDeltaUj(it->second.first, uj, dt)) r.avg_w[rail] = static_cast<double>(*d) / kMicro / dt;
+    }
+    next[rail] = {uj, t_s};
   }
-  prev_ = r.energy_uj;
-  prev_t_ = t_s;
-  have_prev_ = !r.energy_uj.empty();
+  prev_ = std::move(next);
 }
 
 }  // namespace sparkops

@@ -70,16 +70,17 @@ PowerReading ReadPowerReading(const HostFs& fs);
 /// wrapped delta stays plausible (at most `max_w` over `dt_s`), else a reset: absent, never negative.
 std::optional<uint64_t> EnergyDeltaUj(uint64_t prev_uj, uint64_t cur_uj, double dt_s, double max_w = 2000);
 
-/// Turns successive energy counters into average power (fills PowerReading::avg_w).
+/// Turns successive energy counters into average power (fills PowerReading::avg_w). A counter
+/// that has not moved since the last reading is not a 0 W average: the firmware updates it about
+/// every 100 ms in mJ steps, so between two close readings it stands still. That rail gets no
+/// average (its instantaneous rail stands), and its next change is averaged from the last change.
 class EnergyRates {
  public:
   /// `t_s`: a monotonic time of the reading, seconds.
   void Update(PowerReading& r, double t_s);
 
  private:
-  std::map<std::string, uint64_t> prev_;
-  double prev_t_ = 0;
-  bool have_prev_ = false;
+  std::map<std::string, std::pair<uint64_t, double>> prev_;  ///< rail -> counter µJ, when it last changed (s)
 };
 
 }  // namespace sparkops
