@@ -115,6 +115,9 @@ TEST(PreflightPair, FlagReportsTheLinkWithNothingElseFound) {
   EXPECT_EQ(down[1].rfind("G10 WARN pair link: roceP2p1s0f0 port 1: DOWN", 0), 0u) << down[1];
   EXPECT_EQ(G10(Fixture("pair/down"), {})[1].rfind("G10 SKIP", 0), 0u);
 
+  auto mtu = G10(Fixture("pair/mtu"), {"--pair"});
+  EXPECT_EQ(mtu[1].rfind("G10 WARN pair link: MTU mismatch between the link's interfaces", 0), 0u) << mtu[1];
+
   auto half = G10(Fixture("pair/ok"), {"--pair"}, {{"NCCL_IB_HCA", "rocep1s0f0"}});
   EXPECT_NE(half[1].find("G10 WARN pair link: NCCL_IB_HCA=rocep1s0f0 leaves out the active endpoint roceP2p1s0f0"),
             std::string::npos) << half[1];
@@ -145,6 +148,17 @@ TEST(PreflightPair, FileAndShellValuesDifferBothSaid) {
   EXPECT_NE(s[1].find("G10 WARN pair link: NCCL_SOCKET_IFNAME=enp1s0f1np1 names no interface that is up "
                       "(enp1s0f1np1 down): NCCL's bootstrap cannot connect; set in: " + script + " line 1"),
             std::string::npos) << s[1];
+}
+
+TEST(PreflightPair, RunningLaunchersEnvironmentIsAPlace) {
+  testing::TempDir d;
+  std::filesystem::copy(Fixture("workloads/torchrun"), d.path(), std::filesystem::copy_options::recursive);
+  std::filesystem::copy(Fixture("pair/ok"), d.path(), std::filesystem::copy_options::recursive);
+  std::string environ = testing::ReadFileOrDie(d.path() + "/proc/4101/environ");
+  d.Write("proc/4101/environ", environ + std::string("NCCL_IB_HCA=rocep1s0f0") + '\0');
+  auto r = G10(d.path(), {"--json"}, {{"HOME", "/nowhere"}});
+  EXPECT_NE(r[1].find("pair link: NCCL_IB_HCA=rocep1s0f0 (pid 4101 environment)"), std::string::npos) << r[1];
+  EXPECT_NE(r[1].find("leaves out the active endpoint roceP2p1s0f0"), std::string::npos) << r[1];
 }
 
 }  // namespace
