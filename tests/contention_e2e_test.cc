@@ -253,6 +253,13 @@ done)";
   EXPECT_NE(evidence.find("CPU pressure 71 %"), std::string::npos) << evidence;
   EXPECT_NE(evidence.find("pid 4121 `sha256sum /dev/zero`"), std::string::npos) << evidence;
   EXPECT_NE(evidence.find("pid 4122 `sha256sum /dev/urandom`"), std::string::npos) << evidence;
+  // 4121's write rate is in the evidence; 4122, whose io is unreadable, shows none (not "0.0 MB/s")
+  auto part = [&](const std::string& who) {
+    const size_t at = evidence.find(who);
+    return at == std::string::npos ? std::string() : evidence.substr(at, evidence.find(", pid ", at) - at);
+  };
+  EXPECT_NE(part("pid 4121 ").find(" MB/s I/O"), std::string::npos) << evidence;
+  EXPECT_EQ(part("pid 4122 ").find("MB/s"), std::string::npos) << evidence;
 }
 
 }  // namespace
