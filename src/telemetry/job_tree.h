@@ -39,8 +39,9 @@ struct Consumer {
   uint32_t pid = 0;
   std::string comm, cmdline;  ///< cmdline cut to 120 bytes ("" when unreadable)
   double cores = 0;
-  /// read_bytes + write_bytes per second since the previous Update that listed this process;
-  /// nullopt when /proc/PID/io is unreadable (another user's process) or there is no earlier reading.
+  /// read_bytes + write_bytes per second since the previous Update, when that one listed this
+  /// process too; nullopt when /proc/PID/io is unreadable (another user's process) or there is no
+  /// such earlier reading.
   std::optional<double> io_bytes_per_s;
 };
 struct CpuShare {
