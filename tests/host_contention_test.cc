@@ -141,7 +141,7 @@ TEST(JobTree, ContentionEventsAreRateLimited) {
   CpuShare share;
   share.job_cores = 0.4;
   share.other_cores = 2.0;
-  share.top_outside = {{4121, "sha256sum", "sha256sum /dev/zero", 1.0}};
+  share.top_outside = {{4121, "sha256sum", "sha256sum /dev/zero", 1.0, std::nullopt}};
   std::optional<Clock::time_point> last;
   auto t0 = Clock::now();
   auto e = ContentionEvent(p, share, t0, &last);

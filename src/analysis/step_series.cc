@@ -11,6 +11,7 @@
 
 #include "base/strings.h"
 #include "base/timefmt.h"
+#include "telemetry/terminal_text.h"
 
 namespace sparkops {
 
@@ -58,6 +59,11 @@ void StepEvent::Set(const StepLine& l) {
 
 bool ParseStepEvent(std::string_view text, int64_t arrival_ms, const LocalZone& zone, StepEvent* out,
                     bool* other_rank, const StepTemplate* tmpl) {
+  // A job run on a terminal (run gives it a pty) or with colours forced prints escape sequences
+  // inside the text: "\x1b[1mstep\x1b[0m 12", a Rich bar's "\x1b[2K" and colours. train.log keeps
+  // them as printed; the parsers read the text without them (no copy when there is no ESC).
+  std::string plain;
+  text = StripTerminalControls(text, &plain);
   if (OtherRankPrefix(text)) {  // most lines of a multi-rank log: skipped before any parsing
     *other_rank = true;
     return false;

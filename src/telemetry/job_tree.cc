@@ -92,13 +92,25 @@ std::optional<CpuShare> JobCpuTracker::Update(const HostFs& fs, std::chrono::ste
     if (auto p = ParseProcCpu(*text)) table.push_back(std::move(*p));
   }
   auto share = Update(table, now, top_n);
-  if (share)
-    for (Consumer& c : share->top_outside)
-      if (auto cmd = fs.Read("/proc/" + std::to_string(c.pid) + "/cmdline", 4096)) {
-        std::string s = *cmd;
-        std::replace(s.begin(), s.end(), '\0', ' ');
-        c.cmdline = std::string(Trim(s)).substr(0, 120);
-      }
+  if (!share) return share;
+  std::unordered_map<uint32_t, IoMark> io_now;
+  for (Consumer& c : share->top_outside) {
+    const std::string dir = "/proc/" + std::to_string(c.pid);
+    if (auto cmd = fs.Read(dir + "/cmdline", 4096)) {
+      std::string s = *cmd;
+      std::replace(s.begin(), s.end(), '\0', ' ');
+      c.cmdline = std::string(Trim(s)).substr(0, 120);
+    }
+    auto text = fs.Read(dir + "/io", 4096);  // EACCES for another user's process: no reading
+    if (!text) continue;
+    auto io = ParseProcIo(*text);
+    if (!io || io->write_bytes > UINT64_MAX - io->read_bytes) continue;
+    auto it = prev_.find(c.pid);  // Update(table) left this sample's (start_ticks, ticks) there
+    const IoMark mark{it != prev_.end() ? it->second.first : 0, io->read_bytes + io->write_bytes, now};
+    if (auto before = io_prev_.find(c.pid); before != io_prev_.end()) c.io_bytes_per_s = IoBytesPerSecond(before->second, mark);
+    io_now[c.pid] = mark;
+  }
+  io_prev_ = std::move(io_now);
   return share;
 }
 
@@ -128,7 +140,7 @@ std::optional<CpuShare> JobCpuTracker::Update(const std::vector<ProcCpu>& table,
         ++s.job_procs;
       } else {
         s.other_cores += cores;
-        if (cores >= 0.05) s.top_outside.push_back({p.pid, p.comm, "", cores});
+        if (cores >= 0.05) s.top_outside.push_back({p.pid, p.comm, "", cores, std::nullopt});
       }
     }
     std::sort(s.top_outside.begin(), s.top_outside.end(), [](const Consumer& a, const Consumer& b) { return a.cores > b.cores; });
@@ -159,8 +171,11 @@ std::optional<nlohmann::ordered_json> ContentionEvent(const HostPressure& p, con
     j["job_cores"] = share->job_cores;
     j["other_cores"] = share->other_cores;
     j["top"] = nlohmann::ordered_json::array();
-    for (const Consumer& c : share->top_outside)
-      j["top"].push_back({{"pid", c.pid}, {"comm", c.comm}, {"cmdline", c.cmdline}, {"cores", c.cores}});
+    for (const Consumer& c : share->top_outside) {
+      nlohmann::ordered_json t = {{"pid", c.pid}, {"comm", c.comm}, {"cmdline", c.cmdline}, {"cores", c.cores}};
+      if (c.io_bytes_per_s) t["io_bytes_per_s"] = *c.io_bytes_per_s;  // absent: unreadable, not 0
+      j["top"].push_back(std::move(t));
+    }
   }
   return j;
 }

@@ -3,7 +3,8 @@
 /// /proc/*/stat, links processes by ppid (dataloader workers and other descendants count as the
 /// job), and turns the CPU time each used since the last sample into cores. When CPU or I/O
 /// pressure passes a threshold, a `host_contention` event names the top consumers outside the
-/// job (at most one event per `min_gap_s`).
+/// job (at most one event per `min_gap_s`), with their storage I/O rate where /proc/PID/io is
+/// readable (telemetry/proc_io.h; read for those few only, never for every process).
 #include <chrono>
 #include <cstdint>
 #include <optional>
@@ -17,6 +18,7 @@
 #include "base/error.h"
 #include "host/cpu_pressure.h"
 #include "host/hostfs.h"
+#include "telemetry/proc_io.h"
 #include "telemetry/sample.h"
 
 namespace sparkops {
@@ -37,6 +39,10 @@ struct Consumer {
   uint32_t pid = 0;
   std::string comm, cmdline;  ///< cmdline cut to 120 bytes ("" when unreadable)
   double cores = 0;
+  /// read_bytes + write_bytes per second since the previous Update, when that one listed this
+  /// process too; nullopt when /proc/PID/io is unreadable (another user's process) or there is no
+  /// such earlier reading.
+  std::optional<double> io_bytes_per_s;
 };
 struct CpuShare {
   double job_cores = 0, other_cores = 0;  ///< CPU time used since the last call / wall time
@@ -51,7 +57,8 @@ class JobCpuTracker {
   /// numbering (host/pidns.h) on the first Update.
   JobCpuTracker(uint32_t root, uint32_t self, double ticks_per_s);
   /// Reads /proc/*/stat under `fs`. The first call only primes the counters (nullopt); so does
-  /// a call less than 0.2 s after the last one. `top_n` consumers outside the job are listed.
+  /// a call less than 0.2 s after the last one. `top_n` consumers outside the job are listed,
+  /// each with its cmdline and I/O rate (/proc/PID/cmdline, /proc/PID/io: 2 × top_n reads).
   std::optional<CpuShare> Update(const HostFs& fs, std::chrono::steady_clock::time_point now, size_t top_n = 3);
   /// Pure core of Update: the same from an already-read table.
   std::optional<CpuShare> Update(const std::vector<ProcCpu>& table, std::chrono::steady_clock::time_point now, size_t top_n = 3);
@@ -62,6 +69,7 @@ class JobCpuTracker {
   double hz_;
   std::unordered_map<uint32_t, std::pair<uint64_t, uint64_t>> prev_;  ///< pid -> (start_ticks, ticks)
   std::optional<std::chrono::steady_clock::time_point> last_;
+  std::unordered_map<uint32_t, IoMark> io_prev_;  ///< the I/O readings of the last Update's top consumers
 };
 
 /// Decides when a sample's pressure is worth a `host_contention` event and builds it.

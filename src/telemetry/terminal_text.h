@@ -2,8 +2,9 @@
 /// Terminal control in a job's output (issue #24). When `run`'s own output is not a terminal the
 /// job gets pipes, and Rich (Lightning's default bar when `rich` is installed) then draws nothing
 /// until a task ends; the environment Rich honours makes it draw live bars into the pipe, each
-/// redraw a "\r\x1b[2K" + the bar. train.log keeps the '\r' (analyze splits records on it) but
-/// not the control sequences.
+/// redraw a "\r\x1b[2K" + the bar. train.log keeps every byte as printed (docs/run-directory.md:
+/// '\r' ends a record); analyze's step parsers read each record without its control sequences
+/// (analysis/step_series.cc), so coloured lines and bars from a job on a pty are steps too.
 #include <string>
 #include <string_view>
 

@@ -149,6 +149,31 @@ TEST(TerminalText, StripsControlSequencesOnly) {
   EXPECT_EQ(StripTerminalControls("\x1b[", &st), "");
 }
 
+// A job on a terminal (run gives it a pty) or with colours forced prints escape sequences inside
+// its lines; train.log keeps them as printed (docs/run-directory.md) and analyze reads through them.
+TEST(TerminalText, ColouredStepLinesAndBarsAreSteps) {
+  LocalZone z = *LocalZone::Make("UTC");
+  std::string plain, rich;
+  for (int i = 1; i <= 40; ++i) {
+    const std::string t = "2026-01-01T00:00:" + std::string(i < 10 ? "0" : "") + std::to_string(i) + ".000Z\to\t";
+    plain += t + "\x1b[1mstep\x1b[0m " + std::to_string(i) + "/300 | loss \x1b[32m1.5\x1b[0m\n";
+    rich += t + "\x1b[2KEpoch 0/1 \x1b[38;2;249;38;114m━━━━━━\x1b[0m\x1b[38;5;237m━━━━\x1b[0m " + std::to_string(i) +
+            "/100 \x1b[37m0:00:35 • 0:00:45\x1b[0m \x1b[37m2.00it/s\x1b[0m \x1b[37mtrain_loss: 1.0\x1b[0m\n";
+  }
+  StepSeries p = ParseStepLog(plain, z);
+  ASSERT_EQ(p.points.size(), 40u);
+  EXPECT_EQ(p.points.back().step, 40);
+  EXPECT_FLOAT_EQ(p.points.back().loss, 1.5f);
+  StepSeries r = ParseStepLog(rich, z);
+  ASSERT_EQ(r.points.size(), 40u);
+  EXPECT_EQ(r.formats, "rich");
+  EXPECT_EQ(r.points.back().step, 40);
+  EXPECT_FLOAT_EQ(r.points.back().loss, 1.0f);
+  // a cursor hide or a line erase on its own is no step, and an OSC title never reaches a parser
+  EXPECT_TRUE(ParseStepLog("2026-01-01T00:00:01.000Z\to\t\x1b[?25l\x1b[2K\n", z).points.empty());
+  EXPECT_TRUE(ParseStepLog("2026-01-01T00:00:01.000Z\to\t\x1b]0;step 5 loss 1.0\a\n", z).points.empty());
+}
+
 TEST(StepTemplate, CompilesAndMatches) {
   auto t = CompileStepTemplate("batch {step} of {total}: loss={loss} ({ms} ms)");
   ASSERT_TRUE(t) << t.error().message;
