@@ -7,30 +7,12 @@
 #include "cli/commands.h"
 #include "cli/plan_options.h"
 #include "memory/ladder.h"
+#include "report/run_memory.h"
 
 namespace sparkops {
 
 using namespace memory;
 
-namespace {
-
-nlohmann::json Opt(const std::optional<double>& v) { return v ? nlohmann::json(*v) : nlohmann::json(); }
-
-nlohmann::json OomJson(const OomSignature& s) {
-  nlohmann::json j = {{"kind", ToString(s.kind)}, {"phase", ToString(s.phase)}, {"bitsandbytes", s.bitsandbytes},
-                      {"line", s.line}};
-  j["tried_gib"] = Opt(s.tried_gib);
-  j["total_gib"] = Opt(s.total_gib);
-  j["free_gib"] = Opt(s.free_gib);
-  j["process_in_use_gib"] = Opt(s.process_in_use_gib);
-  j["allocated_by_torch_gib"] = Opt(s.allocated_by_torch_gib);
-  j["reserved_unallocated_gib"] = Opt(s.reserved_unallocated_gib);
-  if (s.killed_pid) j["killed_pid"] = *s.killed_pid;
-  if (s.killed_name) j["killed_name"] = *s.killed_name;
-  return j;
-}
-
-}  // namespace
 
 /// How much of a long log `oom --log` reads: its end, where an OOM is reported.
 constexpr size_t kOomLogTailBytes = 32u << 20;
@@ -73,11 +55,9 @@ int CmdOom(Context& ctx, const std::vector<std::string>& args) {
     nlohmann::json j;
     j["next_step"] = ladder.next;
     j["why"] = ladder.why_next;
-    j["page_cache_gib"] = Opt(ladder.page_cache_gib);
-    j["steps"] = nlohmann::json::array();
-    for (const auto& s : ladder.steps)
-      j["steps"].push_back({{"step", s.number}, {"title", s.title}, {"detail", s.detail}});
-    j["oom"] = sig ? OomJson(*sig) : nlohmann::json();
+    j["page_cache_gib"] = ladder.page_cache_gib ? nlohmann::json(*ladder.page_cache_gib) : nlohmann::json();
+    j["steps"] = LadderStepsJson(ladder);
+    j["oom"] = sig ? OomSignatureJson(*sig) : nlohmann::json();
     j["plan"] = plan ? PlanJson(*plan) : nlohmann::json();
     ctx.out << JsonText(j) << "\n";
     return kExitOk;

@@ -115,9 +115,7 @@ std::string RunMemoryText(const RunMemory& m) {
 nlohmann::json RunMemoryJson(const RunMemory& m) {
   nlohmann::json j = {{"trigger", m.trigger}, {"headline", m.headline}, {"next_step", m.ladder.next},
                       {"why", m.ladder.why_next}};
-  j["oom"] = m.trigger == "oom" ? nlohmann::json{{"kind", ToString(m.oom.kind)}, {"phase", ToString(m.oom.phase)},
-                                                 {"line", m.oom.line}}
-                                : nlohmann::json();
+  j["oom"] = m.trigger == "oom" ? OomSignatureJson(m.oom) : nlohmann::json();
   j["start_available_gib"] = Opt(m.start_available_gib);
   j["lowest_available_gib"] = Opt(m.lowest_available_gib);
   j["pool_peak_gib"] = Opt(m.pool_peak_gib);
@@ -126,8 +124,28 @@ nlohmann::json RunMemoryJson(const RunMemory& m) {
   j["planned_peak_gib"] = Opt(m.planned_peak_gib);
   j["guard_floor_gib"] = Opt(m.guard_floor_gib);
   j["plan_note"] = m.plan_note.empty() ? nlohmann::json() : nlohmann::json(m.plan_note);
-  j["steps"] = nlohmann::json::array();
-  for (const auto& s : m.ladder.steps) j["steps"].push_back({{"step", s.number}, {"title", s.title}, {"detail", s.detail}});
+  j["steps"] = LadderStepsJson(m.ladder);
+  return j;
+}
+
+nlohmann::json LadderStepsJson(const memory::Ladder& l) {
+  nlohmann::json steps = nlohmann::json::array();
+  for (const auto& s : l.steps) steps.push_back({{"step", s.number}, {"title", s.title}, {"detail", s.detail}});
+  return steps;
+}
+
+nlohmann::json OomSignatureJson(const OomSignature& s) {
+  auto raw = [](const std::optional<double>& v) { return v ? nlohmann::json(*v) : nlohmann::json(); };
+  nlohmann::json j = {{"kind", ToString(s.kind)}, {"phase", ToString(s.phase)}, {"bitsandbytes", s.bitsandbytes},
+                      {"line", s.line}};
+  j["tried_gib"] = raw(s.tried_gib);
+  j["total_gib"] = raw(s.total_gib);
+  j["free_gib"] = raw(s.free_gib);
+  j["process_in_use_gib"] = raw(s.process_in_use_gib);
+  j["allocated_by_torch_gib"] = raw(s.allocated_by_torch_gib);
+  j["reserved_unallocated_gib"] = raw(s.reserved_unallocated_gib);
+  if (s.killed_pid) j["killed_pid"] = *s.killed_pid;
+  if (s.killed_name) j["killed_name"] = *s.killed_name;
   return j;
 }
 

@@ -35,10 +35,16 @@ std::optional<RunMemory> DescribeRunMemory(const AnalysisResult& r, const OomSig
 
 /// "memory   the job took ...\n  next: step N. title\n     detail\n  why: ...\n" (text output).
 std::string RunMemoryText(const RunMemory& m);
-/// Keys: trigger, oom {kind, phase, line}, start_available_gib, lowest_available_gib, pool_peak_gib,
+/// Keys: trigger, oom (OomSignatureJson, null for a guard stop), start_available_gib, lowest_available_gib, pool_peak_gib,
 /// gpu_peak_gib, budget_gib, planned_peak_gib, guard_floor_gib (null when absent), headline,
 /// next_step, why, steps [{step, title, detail}].
 nlohmann::json RunMemoryJson(const RunMemory& m);
+
+/// [{step, title, detail}] of the ladder's four steps (`oom --json`, `analyze`'s memory).
+nlohmann::json LadderStepsJson(const memory::Ladder& l);
+/// {kind, phase, bitsandbytes, line, tried_gib, total_gib, free_gib, process_in_use_gib,
+/// allocated_by_torch_gib, reserved_unallocated_gib (null when not printed), killed_pid, killed_name}.
+nlohmann::json OomSignatureJson(const OomSignature& s);
 
 /// How much of a log's end is searched for the OOM text (the message is printed last).
 inline constexpr size_t kOomTailBytes = 8u << 20;
