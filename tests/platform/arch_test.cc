@@ -61,6 +61,35 @@ TEST(Arch, ForeignObjectsAreToldApartInBothDirections) {
   EXPECT_EQ(ReadElfMachine(not_elf), std::nullopt);
 }
 
+/// A dist-info package in `site` owning `objects` (relative paths, already written).
+void WritePackage(const TempDir& dir, const std::string& name, const std::vector<std::string>& objects) {
+  dir.Write("site/" + name + "-1.0.dist-info/METADATA", "Metadata-Version: 2.1\nName: " + name + "\nVersion: 1.0\n");
+  std::string record;
+  for (const auto& o : objects) record += o + ",,\n";
+  dir.Write("site/" + name + "-1.0.dist-info/RECORD", record);
+}
+
+// nvidia-cutlass-dsl-libs 4.8.0 (a real wheel) ships lib/stubs/aarch64-unknown-linux-gnu/ copies of
+// its runtime beside the host's: not native code for another CPU. A package whose only copy is
+// foreign still fails G1, named alone.
+TEST(Arch, CrossCompilationCopiesBesideTheHostsAreNotForeignCode) {
+  TempDir dir;
+  const std::string lib = "cutlass_dsl/lib/libcute_dsl_runtime.so",
+                    stub = "cutlass_dsl/lib/stubs/aarch64-unknown-linux-gnu/libcute_dsl_runtime.so";
+  WriteMinimalElf(dir, "site/" + lib, BuildElfMachine());
+  WriteMinimalElf(dir, "site/" + stub, ForeignElfMachine());
+  WritePackage(dir, "cutlass_dsl", {lib, stub});
+  auto ok = RunInProcess({"--json", "preflight", "--only", "G1", "--site-packages", dir.path() + "/site"});
+  EXPECT_EQ(ok.out.find("native code for another CPU"), std::string::npos) << ok.out;
+  EXPECT_NE(ok.out.find("1 object for another CPU beside a same-named one"), std::string::npos) << ok.out;
+  WriteMinimalElf(dir, "site/wrongarch/_C.so", ForeignElfMachine());
+  WritePackage(dir, "wrongarch", {"wrongarch/_C.so"});
+  auto bad = RunInProcess({"preflight", "--only", "G1", "--site-packages", dir.path() + "/site"});
+  EXPECT_EQ(bad.rc, 1) << bad.out;
+  EXPECT_NE(bad.out.find("G1 FAIL native code for another CPU: wrongarch 1.0: 1 object for"), std::string::npos) << bad.out;
+  EXPECT_EQ(bad.out.find("cutlass_dsl 1.0:"), std::string::npos) << bad.out;
+}
+
 TEST(Arch, VersionReportsBuildArchInProcessAndAsSubprocess) {
   auto in = RunInProcess({"--version"});
   EXPECT_EQ(in.rc, 0);
