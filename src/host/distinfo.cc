@@ -61,43 +61,83 @@ Result<Metadata> ParseMetadata(std::string_view text, const std::string& file) {
   return md;
 }
 
-Result<std::vector<RecordEntry>> ParseRecord(std::string_view text, const std::string& file, size_t max_rows) {
-  std::vector<RecordEntry> rows;
-  size_t lineno = 0;
-  size_t i = 0;
+namespace {
+/// CSV fields of the row starting at text[*i] (quotes, "" escapes, line breaks inside quotes);
+/// moves *i past the row's '\n'. The general path, for rows with a quote or a stray '\r'.
+Result<std::vector<std::string>> CsvRow(std::string_view text, size_t* i, const std::string& file, size_t lineno) {
+  std::vector<std::string> fields(1);
+  bool quoted = false;
+  for (; *i < text.size(); ++*i) {
+    char c = text[*i];
+    if (quoted) {
+      if (c == '"' && *i + 1 < text.size() && text[*i + 1] == '"') { fields.back() += '"'; ++*i; }
+      else if (c == '"') quoted = false;
+      else fields.back() += c;
+    } else if (c == '"' && fields.back().empty()) {
+      quoted = true;
+    } else if (c == ',') {
+      fields.emplace_back();
+    } else if (c == '\n') {
+      ++*i;
+      break;
+    } else if (c != '\r') {
+      fields.back() += c;
+    }
+  }
+  if (quoted) return InputError(fmt_line(file, lineno, "unterminated quote"));
+  return fields;
+}
+}  // namespace
+
+Result<size_t> ScanRecord(std::string_view text, const std::string& file,
+                          const std::function<void(const RecordRowView&)>& row, size_t max_rows) {
+  size_t lineno = 0, rows = 0, i = 0;
   while (i < text.size()) {
     ++lineno;
-    std::vector<std::string> fields(1);
-    bool quoted = false;
-    for (; i < text.size(); ++i) {
-      char c = text[i];
-      if (quoted) {
-        if (c == '"' && i + 1 < text.size() && text[i + 1] == '"') { fields.back() += '"'; ++i; }
-        else if (c == '"') quoted = false;
-        else fields.back() += c;
-      } else if (c == '"' && fields.back().empty()) {
-        quoted = true;
-      } else if (c == ',') {
-        fields.emplace_back();
-      } else if (c == '\n') {
-        ++i;
-        break;
-      } else if (c != '\r') {
-        fields.back() += c;
+    const size_t nl = text.find('\n', i);
+    std::string_view line = text.substr(i, (nl == std::string_view::npos ? text.size() : nl) - i);
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    std::string_view f[3];
+    size_t nf = 0;
+    std::vector<std::string> owned;  // the general path's fields
+    if (line.find('"') == std::string_view::npos && line.find('\r') == std::string_view::npos) {
+      i = nl == std::string_view::npos ? text.size() : nl + 1;
+      if (line.empty()) continue;  // blank line
+      for (size_t start = 0;;) {
+        const size_t comma = line.find(',', start);
+        if (nf < 3) f[nf] = line.substr(start, comma == std::string_view::npos ? std::string_view::npos : comma - start);
+        ++nf;
+        if (comma == std::string_view::npos) break;
+        start = comma + 1;
       }
+    } else {
+      auto fields = CsvRow(text, &i, file, lineno);
+      if (!fields) return std::unexpected(fields.error());
+      owned = std::move(*fields);
+      if (owned.size() == 1 && owned[0].empty()) continue;  // blank line
+      nf = owned.size();
+      for (size_t k = 0; k < 3 && k < nf; ++k) f[k] = owned[k];
     }
-    if (quoted) return InputError(fmt_line(file, lineno, "unterminated quote"));
-    if (fields.size() == 1 && fields[0].empty()) continue;  // blank line
-    if (fields.size() != 3) return InputError(fmt_line(file, lineno, "expected path,hash,size"));
-    if (fields[0].empty()) return InputError(fmt_line(file, lineno, "empty path"));
-    RecordEntry e{fields[0], fields[1], std::nullopt};
-    if (!fields[2].empty()) {
-      e.size = ParseUint(fields[2]);
-      if (!e.size) return InputError(fmt_line(file, lineno, "size is not a number"));
+    if (nf != 3) return InputError(fmt_line(file, lineno, "expected path,hash,size"));
+    if (f[0].empty()) return InputError(fmt_line(file, lineno, "empty path"));
+    RecordRowView v{f[0], f[1], std::nullopt};
+    if (!f[2].empty()) {
+      v.size = ParseUint(f[2]);
+      if (!v.size) return InputError(fmt_line(file, lineno, "size is not a number"));
     }
-    if (rows.size() >= max_rows) return InputError(file + ": more than " + std::to_string(max_rows) + " rows");
-    rows.push_back(std::move(e));
+    if (rows >= max_rows) return InputError(file + ": more than " + std::to_string(max_rows) + " rows");
+    ++rows;
+    row(v);
   }
+  return rows;
+}
+
+Result<std::vector<RecordEntry>> ParseRecord(std::string_view text, const std::string& file, size_t max_rows) {
+  std::vector<RecordEntry> rows;
+  auto n = ScanRecord(
+      text, file, [&](const RecordRowView& r) { rows.push_back({std::string(r.path), std::string(r.hash), r.size}); },
+      max_rows);
+  if (!n) return std::unexpected(n.error());
   return rows;
 }
 

@@ -1,6 +1,7 @@
 #pragma once
 /// Installed-package metadata (`*.dist-info`, legacy `*.egg-info`), parsed without importing
 /// anything (docs/checks.md, "Finding the Python environment"). All parsers are pure.
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -34,8 +35,18 @@ struct RecordEntry {
   std::string path, hash;
   std::optional<uint64_t> size;
 };
-/// RECORD is CSV (fields may be double-quoted, "" escapes a quote). Input error naming `file`
-/// and the line on a malformed row; at most `max_rows` rows.
+/// One RECORD row as views, valid only during the ScanRecord callback that receives it.
+struct RecordRowView {
+  std::string_view path, hash;
+  std::optional<uint64_t> size;
+};
+/// RECORD is CSV (fields may be double-quoted, "" escapes a quote, a quoted field may hold a line
+/// break). Streams each row to `row` without copying plain rows (a venv holds ~100k of them);
+/// returns the row count. Input error naming `file` and the line on a malformed row; at most
+/// `max_rows` rows.
+Result<size_t> ScanRecord(std::string_view text, const std::string& file,
+                          const std::function<void(const RecordRowView&)>& row, size_t max_rows = 200000);
+/// ScanRecord's rows, copied.
 Result<std::vector<RecordEntry>> ParseRecord(std::string_view text, const std::string& file,
                                              size_t max_rows = 200000);
 

@@ -91,13 +91,13 @@ void ReadDistInfo(Package& p, const std::vector<std::string>& site_names) {
   }
   std::string rec_file = p.meta_dir + "/RECORD";
   if (auto rec = ReadLocalFile(rec_file, kMaxRecordBytes)) {
-    if (auto rows = ParseRecord(*rec, rec_file)) {
-      for (const auto& r : *rows)
-        if (!StartsWith(r.path, "../") && !StartsWith(r.path, "/") && IsSharedObject(r.path))
-          p.shared_objects.push_back(p.site_dir + "/" + r.path);
-    } else if (p.problem.empty()) {
-      p.problem = rows.error().message;
-    }
+    std::vector<std::string> objects;  // kept only when the whole RECORD parses
+    auto rows = ScanRecord(*rec, rec_file, [&](const RecordRowView& r) {
+      if (!StartsWith(r.path, "../") && !StartsWith(r.path, "/") && IsSharedObject(r.path))
+        objects.push_back(p.site_dir + "/" + std::string(r.path));
+    });
+    if (rows) p.shared_objects = std::move(objects);
+    else if (p.problem.empty()) p.problem = rows.error().message;
   } else if (rec.error().kind == Error::Kind::kNotFound) {
     WalkPackageTrees(p, true, site_names);  // some installers (conda, vendored) leave no RECORD
   }
