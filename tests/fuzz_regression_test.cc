@@ -8,6 +8,7 @@
 #include <regex>
 
 #include "base/timefmt.h"
+#include "guard/ledger.h"
 #include "host/nvidia_smi.h"
 #include "host/pressure.h"
 #include "workloads/parallelism.h"
@@ -55,6 +56,21 @@ TEST(FuzzRegression, PressureAveragesOutsideZeroToHundredAreErrors) {
   EXPECT_FALSE(ParsePressure("some avg10=inf avg60=0.87 avg300=0.2 total=4187\n"));
   EXPECT_FALSE(ParsePressure("some avg10=100.01 avg60=0 avg300=0 total=0\n"));
   EXPECT_TRUE(ParsePressure("some avg10=100.00 avg60=0 avg300=0 total=0\n"));
+}
+
+// fuzz_guard_ledger: a `dry_run` that is not a boolean made nlohmann's value() throw type_error
+// (302), uncaught: one hostile ledger in a user's runtime directory ended the exporter.
+TEST(FuzzRegression, GuardLedgerDryRunOfAnotherTypeIsAnInputError) {
+  const std::string head = R"({"pid":4,"start_ticks":575,"mode":"run","min_available_bytes":8359549892,"max_pressure":43,)";
+  const std::string tail = R"(,"actions":[{"action":"terminate","reason":"min_available","count":1}]})";
+  for (const char* bad : {R"("dry_run":[1])", R"("dry_run":"yes")", R"("dry_run":1)", R"("dry_run":null)"}) {
+    auto l = guard::ParseLedger(head + bad + tail);
+    ASSERT_FALSE(l) << bad;
+    EXPECT_NE(l.error().message.find("dry_run"), std::string::npos) << l.error().message;
+  }
+  auto ok = guard::ParseLedger(head + R"("dry_run":true)" + tail);
+  ASSERT_TRUE(ok) << ok.error().message;
+  EXPECT_TRUE(ok->dry_run);
 }
 
 // fuzz_nvidia_smi: memory.total "2222...2" (2.3e110 MiB) was converted to bytes with a

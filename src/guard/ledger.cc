@@ -63,7 +63,10 @@ Result<Ledger> ParseLedger(std::string_view text) {
       return InputError("field max_pressure: not a percentage");
     l.max_pressure = j["max_pressure"].get<double>();
   }
-  l.dry_run = j.value("dry_run", false);
+  if (j.contains("dry_run")) {
+    if (!j["dry_run"].is_boolean()) return InputError("field dry_run: not true or false");
+    l.dry_run = j["dry_run"].get<bool>();
+  }
   if (!j.contains("actions") || !j["actions"].is_array()) return InputError("field actions: not a list");
   for (const auto& a : j["actions"]) {
     if (!a.is_object() || !a.contains("action") || !a["action"].is_string() || !a.contains("reason") ||
