@@ -1,7 +1,7 @@
 // ParseProcIo (/proc/PID/io): no crash; an accepted text holds both counters, each once; an
 // error names what was wrong.
 #include "fuzz_util.h"
-#include "telemetry/proc_io.h"
+#include "host/proc_io.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string_view text = AsText(data, size);

@@ -7,7 +7,7 @@
 #include <chrono>
 
 #include "telemetry/job_tree.h"
-#include "telemetry/proc_io.h"
+#include "host/proc_io.h"
 #include "test_util.h"
 
 namespace sparkops {

@@ -126,4 +126,9 @@ size_t EditDistanceAtMost(std::string_view a, std::string_view b, size_t limit) 
   return std::min(prev[b.size()], limit + 1);
 }
 
+std::string_view BaseName(std::string_view path) {
+  const size_t slash = path.rfind('/');
+  return slash == std::string_view::npos ? path : path.substr(slash + 1);
+}
+
 }  // namespace sparkops

@@ -34,4 +34,7 @@ size_t EditDistance(std::string_view a, std::string_view b);
 /// lookup over a name of any length costs no more than one over a short one).
 size_t EditDistanceAtMost(std::string_view a, std::string_view b, size_t limit);
 
+/// The part after the last '/': "/usr/bin/python3.12" -> "python3.12" (the whole text without one).
+std::string_view BaseName(std::string_view path);
+
 }  // namespace sparkops

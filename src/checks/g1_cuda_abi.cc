@@ -85,12 +85,6 @@ std::string SystemRuntimes(const LdsoEnv& ld) {
   return found.empty() ? "" : "system CUDA runtimes (by soname): " + Join(found, ", ");
 }
 
-/// The file name after the last '/'.
-std::string_view BaseName(std::string_view path) {
-  auto s = path.rfind('/');
-  return s == std::string_view::npos ? path : path.substr(s + 1);
-}
-
 /// "xformers 0.0.35: 1 object for x86-64 (xformers/_C.so), this host is aarch64" for every package
 /// with an object whose ELF machine is not the host's; empty when all match or the host is unknown.
 /// A foreign object is not counted when the same package also ships an object of the same file name

@@ -17,7 +17,7 @@ constexpr size_t kMaxRecordBytes = 32u << 20;
 constexpr size_t kMaxWalkEntries = 50000;    // per egg-info package tree
 
 bool IsSharedObject(std::string_view path) {
-  std::string_view leaf = path.substr(path.rfind('/') == std::string_view::npos ? 0 : path.rfind('/') + 1);
+  const std::string_view leaf = BaseName(path);
   return EndsWith(leaf, ".so") || leaf.find(".so.") != std::string_view::npos;
 }
 

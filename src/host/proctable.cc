@@ -35,11 +35,6 @@ std::optional<uint32_t> ParsePid(std::string_view s) {
 }
 }  // namespace
 
-std::string_view BaseName(std::string_view path) {
-  size_t slash = path.rfind('/');
-  return slash == std::string_view::npos ? path : path.substr(slash + 1);
-}
-
 bool IsPythonInterpreter(std::string_view argv0) {
   std::string_view b = BaseName(argv0);
   return StartsWith(b, "python") || StartsWith(b, "pypy");

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "base/error.h"
+#include "base/strings.h"  // BaseName
 #include "host/hostfs.h"
 
 namespace sparkops {
@@ -69,8 +70,6 @@ Result<std::vector<ProcessInfo>> ReadProcessTable(const HostFs& fs);
 /// path, or relative to /proc/PID/cwd), at most 1 MiB. "" when there is none or it cannot be read.
 std::string ReadScriptHead(const HostFs& fs, const ProcessInfo& p);
 
-/// argv[0]'s (or a word's) basename: "/usr/bin/python3.12" -> "python3.12".
-std::string_view BaseName(std::string_view path);
 /// True for python, python3, python3.12, pypy3 ... (by basename).
 bool IsPythonInterpreter(std::string_view argv0);
 

@@ -101,9 +101,7 @@ std::optional<CpuShare> JobCpuTracker::Update(const HostFs& fs, std::chrono::ste
       std::replace(s.begin(), s.end(), '\0', ' ');
       c.cmdline = std::string(Trim(s)).substr(0, 120);
     }
-    auto text = fs.Read(dir + "/io", 4096);  // EACCES for another user's process: no reading
-    if (!text) continue;
-    auto io = ParseProcIo(*text);
+    auto io = ReadProcIo(fs, c.pid);  // EACCES for another user's process: no reading
     if (!io || io->write_bytes > UINT64_MAX - io->read_bytes) continue;
     auto it = prev_.find(c.pid);  // Update(table) left this sample's (start_ticks, ticks) there
     const IoMark mark{it != prev_.end() ? it->second.first : 0, io->read_bytes + io->write_bytes, now};

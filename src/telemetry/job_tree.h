@@ -4,7 +4,7 @@
 /// job), and turns the CPU time each used since the last sample into cores. When CPU or I/O
 /// pressure passes a threshold, a `host_contention` event names the top consumers outside the
 /// job (at most one event per `min_gap_s`), with their storage I/O rate where /proc/PID/io is
-/// readable (telemetry/proc_io.h; read for those few only, never for every process).
+/// readable (host/proc_io.h; read for those few only, never for every process).
 #include <chrono>
 #include <cstdint>
 #include <optional>
@@ -18,7 +18,7 @@
 #include "base/error.h"
 #include "host/cpu_pressure.h"
 #include "host/hostfs.h"
-#include "telemetry/proc_io.h"
+#include "host/proc_io.h"
 #include "telemetry/sample.h"
 
 namespace sparkops {

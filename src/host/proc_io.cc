@@ -1,4 +1,4 @@
-#include "telemetry/proc_io.h"
+#include "host/proc_io.h"
 
 #include <fmt/format.h>
 
@@ -27,6 +27,12 @@ Result<ProcIo> ParseProcIo(std::string_view text) {
   if (!have_read) return InputError("io: no read_bytes line");
   if (!have_write) return InputError("io: no write_bytes line");
   return io;
+}
+
+Result<ProcIo> ReadProcIo(const HostFs& fs, uint32_t pid) {
+  auto text = fs.Read("/proc/" + std::to_string(pid) + "/io", 4096);
+  if (!text) return std::unexpected(text.error());
+  return ParseProcIo(*text);
 }
 
 std::optional<double> IoBytesPerSecond(const IoMark& before, const IoMark& now) {

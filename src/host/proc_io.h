@@ -10,6 +10,7 @@
 #include <string_view>
 
 #include "base/error.h"
+#include "host/hostfs.h"
 
 namespace sparkops {
 
@@ -20,6 +21,10 @@ struct ProcIo {
 /// Pure: /proc/PID/io text ("read_bytes: N" and "write_bytes: N" lines among others, any order).
 /// Error naming the field when either is missing, repeated or not a count.
 Result<ProcIo> ParseProcIo(std::string_view text);
+
+/// Reads /proc/PID/io through `fs` (under --root), bounded; the file's error (EACCES for another
+/// user's process) or ParseProcIo's.
+Result<ProcIo> ReadProcIo(const HostFs& fs, uint32_t pid);
 
 /// One reading of a process's I/O, for a rate against the next.
 struct IoMark {
