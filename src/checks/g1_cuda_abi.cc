@@ -87,27 +87,19 @@ std::string SystemRuntimes(const LdsoEnv& ld) {
 
 /// "xformers 0.0.35: 1 object for x86-64 (xformers/_C.so), this host is aarch64" for every package
 /// with an object whose ELF machine is not the host's; empty when all match or the host is unknown.
-/// A foreign object is not counted when the same package also ships an object of the same file name
-/// for this host: a multi-target wheel's cross-compilation copies (nvidia-cutlass-dsl-libs 4.8.0
-/// ships lib/stubs/aarch64-unknown-linux-gnu/libcute_dsl_runtime.so beside the x86-64 one), which
-/// nothing on this host loads. `*cross` counts those.
+/// Cross-compilation copies (ClassifyObjectCpu) are not counted there; `*cross` counts them.
 std::vector<std::string> ForeignObjects(const HostFacts& f, size_t* cross) {
   std::vector<std::string> out;
   const uint16_t host = ElfMachineFromUname(f.host_machine());
   if (host == 0) return out;
   for (const auto& p : f.packages().packages) {
-    std::set<std::string_view> native;
-    for (const auto& obj : p.shared_objects)
-      if (const auto& info = f.elf(obj); info && info->machine == host) native.insert(BaseName(obj));
     size_t n = 0;
     std::string first, machine;
     for (const auto& obj : p.shared_objects) {
+      const ObjectCpu cpu = ClassifyObjectCpu(f, p, obj, host);
+      if (cpu == ObjectCpu::kCrossCopy) ++*cross;
+      if (cpu != ObjectCpu::kForeign) continue;
       const auto& info = f.elf(obj);
-      if (!info || info->machine == host) continue;
-      if (native.contains(BaseName(obj))) {
-        ++*cross;
-        continue;
-      }
       if (n++ == 0) {
         first = RelativeToSite(obj, p.site_dir);
         machine = ElfMachineName(info->machine);

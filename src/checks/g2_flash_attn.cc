@@ -84,7 +84,7 @@ CheckResult CheckG2(const HostFacts& f) {
     }
     ++objects;
     r.evidence.push_back(fmt::format("{}: ELF {} ({}-bit)", rel, ElfMachineName(info->machine), info->elf_class));
-    if (host_em != 0 && info->machine != host_em)
+    if (ClassifyObjectCpu(f, *fa, obj, host_em) == ObjectCpu::kForeign)
       problems.push_back(fmt::format("{} is built for {}, this host is {}", rel, ElfMachineName(info->machine), hm));
     for (const auto& n : info->needed) {
       auto m = CudaMajorOfSoname(n);

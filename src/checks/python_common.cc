@@ -68,4 +68,13 @@ std::optional<CheckResult> NoEnvironment(const HostFacts& f, const char* id) {
 
 std::string PackageLabel(const Package& p) { return p.name + " " + p.version; }
 
+ObjectCpu ClassifyObjectCpu(const HostFacts& f, const Package& p, const std::string& obj, uint16_t host_em) {
+  const auto& info = f.elf(obj);
+  if (host_em == 0 || !info || info->machine == host_em) return ObjectCpu::kHost;
+  for (const auto& other : p.shared_objects)
+    if (other != obj && BaseName(other) == BaseName(obj))
+      if (const auto& o = f.elf(other); o && o->machine == host_em) return ObjectCpu::kCrossCopy;
+  return ObjectCpu::kForeign;
+}
+
 }  // namespace sparkops

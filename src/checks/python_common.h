@@ -34,4 +34,14 @@ std::optional<CheckResult> NoEnvironment(const HostFacts& f, const char* id);
 /// "torch 2.9.1+cu130" style label of a package.
 std::string PackageLabel(const Package& p);
 
+/// How `obj` (one of `p`'s objects) stands against this host's CPU (`host_em`, an ELF machine).
+enum class ObjectCpu {
+  kHost,        ///< built for this CPU, or unreadable (its own error is reported elsewhere)
+  kForeign,     ///< built for another CPU: it fails at import
+  kCrossCopy,   ///< another CPU's copy beside a same-named object for this CPU in the same package:
+                ///< a multi-target wheel's cross-compilation copy that nothing here loads
+                ///< (nvidia-cutlass-dsl-libs 4.8.0: lib/stubs/aarch64-unknown-linux-gnu/...)
+};
+ObjectCpu ClassifyObjectCpu(const HostFacts& f, const Package& p, const std::string& obj, uint16_t host_em);
+
 }  // namespace sparkops
