@@ -2,6 +2,10 @@
 // (report/run_memory.h): the pure part on hand-made analyses, then `run` + `analyze` end to end.
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
+
+#include <filesystem>
+
 #include <nlohmann/json.hpp>
 
 #include "memory/model_source.h"
@@ -149,6 +153,28 @@ TEST(RunMemory, AnalyzeOfTheOomFixtureRebuildsThePlanAtTheRecordedBudget) {
   // step 1 counts the page_cache_gib column of the first sample
   EXPECT_NE(m["steps"][0]["detail"].get<std::string>().find("0.4 GiB of page cache was reclaimable at the run's start"),
             std::string::npos) << m["steps"][0]["detail"];
+}
+
+// plan.json and meta.json come from a run directory anyone can edit: a budget that is not a positive
+// number, past --budget-gib's range, or a plan.json that is a FIFO gives a plan_note, never a hang,
+// a crash or a plan at a made-up budget.
+TEST(RunMemory, HostilePlanFilesAreNotedNotTrusted) {
+  TempDir d;
+  std::filesystem::copy(Fixture("runs/oom"), d.path() + "/r", std::filesystem::copy_options::recursive);
+  const std::string dir = d.path() + "/r";
+  for (const char* budget : {"-5", "0", "1e300", "\"80\"", "null", "[80]"}) {
+    d.Write("r/plan.json", std::string("{\"budget_gib\": ") + budget + "}\n");
+    auto r = RunInProcess({"--root", Fixture("runs/root"), "--json", "analyze", dir});
+    ASSERT_EQ(r.rc, 0) << budget << ": " << r.err;
+    auto m = nlohmann::json::parse(r.out)["memory"];
+    EXPECT_TRUE(m["budget_gib"].is_null()) << budget;
+    EXPECT_NE(m["plan_note"].get<std::string>().find("could not be rebuilt"), std::string::npos) << budget;
+  }
+  std::filesystem::remove(dir + "/plan.json");
+  ASSERT_EQ(::mkfifo((dir + "/plan.json").c_str(), 0600), 0);
+  auto fifo = RunInProcess({"--root", Fixture("runs/root"), "--json", "analyze", dir});
+  ASSERT_EQ(fifo.rc, 0) << fifo.err;
+  EXPECT_NE(nlohmann::json::parse(fifo.out)["memory"]["plan_note"].get<std::string>().find("plan.json"), std::string::npos);
 }
 
 // run --plan-args records the plan at the start (the pool before the job), the job prints an OOM;
