@@ -1,5 +1,5 @@
 #pragma once
-/// The memory guard's decisions, pure (table-tested in tests/guard_policy_test.cc): the floor on
+/// The memory guard's decisions, pure (table-tested in tests/guard/policy_test.cc): the floor on
 /// MemAvailable, the PSI rule, flush-first, and the adaptive poll interval. No I/O, no allocation
 /// in Decide/PollInterval (they run on the watcher's path, when memory is short).
 #include <cstdint>
