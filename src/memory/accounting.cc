@@ -147,8 +147,21 @@ Result<Breakdown> Estimate(const LoadedModel& model, const PlanOptions& o, Side 
   double adapter_params = 0;
   const auto linears = m.BlockLinears();
   if (!full) {
-    for (const auto& l : linears)
-      if (Adapted(l, o.targets)) adapter_params += double(o.rank) * double(l.d_in + l.d_out) * l.count * m.layers;
+    // LitGPT splits what a checkpoint fuses: LoRAQKVLinear has r rows of A per enabled q/k/v and
+    // B covers only the enabled outputs; gate_up becomes fc_1 + fc_2 (litgpt/lora.py).
+    const double q_out = double(m.heads * m.head_dim), kv_out = double(m.kv_heads * m.head_dim);
+    for (const auto& l : linears) {
+      if (!Adapted(l, o.targets)) continue;
+      double per = double(l.d_in + l.d_out);
+      if (litgpt && l.name == "qkv") {
+        per = 0;
+        for (const auto& [t, out] : {std::pair{"q", q_out}, {"k", kv_out}, {"v", kv_out}})
+          if (o.targets.count(t)) per += double(l.d_in) + out;
+      } else if (litgpt && l.name == "gate_up") {
+        per = double(o.targets.count("gate") + o.targets.count("up")) * double(l.d_in + l.d_out / 2);
+      }
+      adapter_params += double(o.rank) * per * l.count * m.layers;
+    }
     if (o.targets.count("head")) adapter_params += double(o.rank) * double(m.hidden + m.vocab);
     b.adapter = adapter_params * abytes;
   }

@@ -102,6 +102,21 @@ TEST(Framework, LitgptLossTermIsItsLargestMoment) {
   EXPECT_NEAR(C(full, "logits_gib") * kGiB, 12 * 512 * V, 2e6);
 }
 
+TEST(Framework, LitgptAdapterFollowsItsModulesNotTheCheckpoints) {
+  // Phi-3-mini fuses qkv and gate_up; LitGPT has r rows of A per enabled q/k/v (B over the
+  // enabled outputs) and separate fc_1/fc_2. r 8, h 3072, i 8192, 32 layers, all + head:
+  // per layer 3 (3072 + 3072) + (3072 + 3072) + 2 (3072 + 8192) + (8192 + 3072), head 3072 + 32064.
+  const std::vector<std::string> a = {"phi-3-mini-4k", "--lora-rank", "8", "--lora-targets", "all,head"};
+  auto both = Both(a);
+  EXPECT_EQ(both.lit["trainable_params"].get<double>(),
+            8.0 * (32 * (3 * 6144 + 6144 + 2 * 11264 + 11264) + 3072 + 32064));
+  EXPECT_EQ(both.hf["trainable_params"].get<double>(),
+            8.0 * (32 * ((3072 + 9216) + 6144 + (3072 + 16384) + 11264) + 3072 + 32064));
+  // Llama keeps q, k, v apart in the checkpoint: the same count either way.
+  auto llama = Both({"llama-3-8b", "--lora-targets", "q,v"});
+  EXPECT_EQ(llama.lit["trainable_params"], llama.hf["trainable_params"]);
+}
+
 TEST(Framework, LitgptAttentionAndLoraModules) {
   const double tokens = 512 * 4;
   // GQA (Llama 3 8B: 32 heads, 8 kv heads, d 128, 32 layers), no dropout: k and v expanded to all
