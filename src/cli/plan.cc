@@ -31,8 +31,8 @@ std::string OptionsLine(const PlanOptions& o) {
   if (o.method == Method::kQlora)
     s += o.bnb_version.empty() ? ", bitsandbytes version unknown"
                                : fmt::format(", bitsandbytes {} ({})", o.bnb_version, o.bnb_version_source);
-  return s + fmt::format(", attention {}, loss {}{}", ToString(o.attention), ToString(o.loss),
-                         o.compile ? ", torch.compile" : "");
+  return s + fmt::format(", attention {}, loss {}{}, framework {}", ToString(o.attention), ToString(o.loss),
+                         o.compile ? ", torch.compile" : "", ToString(o.framework));
 }
 
 std::string Count(double n) {
@@ -60,7 +60,7 @@ nlohmann::json PlanJson(const Plan& p) {
                   {"bnb_version", p.options.bnb_version.empty() ? nlohmann::json() : nlohmann::json(p.options.bnb_version)},
                   {"bnb_version_source", p.options.bnb_version_source.empty() ? nlohmann::json()
                                                                               : nlohmann::json(p.options.bnb_version_source)},
-                  {"compile", p.options.compile}};
+                  {"compile", p.options.compile}, {"framework", ToString(p.options.framework)}};
   j["components"] = {{"weights_gib", Round3(G(b.weights))},       {"adapter_gib", Round3(G(b.adapter))},
                      {"gradients_gib", Round3(G(b.gradients))},   {"optimizer_gib", Round3(G(b.optimizer))},
                      {"master_weights_gib", Round3(G(b.master_weights))}, {"activations_gib", Round3(G(b.activations))},
@@ -107,17 +107,28 @@ void PrintPlan(std::ostream& out, const Plan& p) {
     if (bytes <= 0) return;
     out << fmt::format("  {:<24}{:>9.2f} GiB{}{}\n", name, G(bytes), note.empty() ? "" : "  ", note);
   };
+  const bool litgpt = o.framework == Framework::kLitgpt;
+  const std::string head_note = litgpt && p.model.spec.tied ? "; LitGPT keeps a separate lm_head copy" : "";
   row("weights", b.weights,
-      o.method == Method::kQlora ? "NF4 block linears at 4.127 bits/param; embeddings, head, norms 16-bit"
-                                 : (o.method == Method::kFull ? "trained" : "frozen base"));
+      (o.method == Method::kQlora
+           ? (litgpt ? "NF4 block linears and lm_head at 4.127 bits/param; embeddings, norms 16-bit"
+                     : "NF4 block linears at 4.127 bits/param; embeddings, head, norms 16-bit")
+           : (o.method == Method::kFull ? "trained" : "frozen base")) +
+          head_note);
   row("LoRA adapter", b.adapter, "r*(d_in+d_out) per targeted matrix");
   row("gradients", b.gradients, "trainable parameters only");
   row("optimizer states", b.optimizer,
       b.optimizer_paged ? "paged (bnb cudaMallocManaged): same pool on GB10, invisible to torch counters" : "");
   row("fp32 master weights", b.master_weights, "mixed precision");
   row("activations", b.activations, o.grad_ckpt ? "checkpointed: layer inputs + one layer" : "every layer kept");
-  row("logits + loss", b.logits, o.loss == Loss::kStandard ? "12 B/logit: bf16 logits, fp32 log-softmax, fp32 + bf16 gradients" : "chunked CE");
-  row("QLoRA dequant transient", b.dequant, "largest linear in bf16, one at a time");
+  row("logits + loss", b.logits,
+      litgpt ? (o.method == Method::kFull ? "LitGPT full.py: fp32 logits (Fabric), their slice copy, log-softmax: 12 B/logit"
+                                          : "LitGPT: 128-token head chunks cast to fp32 by Fabric + chunked CE, largest moment")
+      : o.loss == Loss::kStandard ? "12 B/logit: bf16 logits, fp32 log-softmax, fp32 + bf16 gradients"
+                                  : "chunked CE");
+  row("QLoRA dequant transient", b.dequant,
+      b.fp16_quant_state ? "largest linear dequantised to fp16 + its bf16 copy, one at a time"
+                         : "largest linear in bf16, one at a time");
   row("  of which bnb-kept inputs", b.bnb_inputs, "bitsandbytes < 0.43.2: every 4-bit matmul keeps its input (PR #1270)");
   row("previous step's tensors", b.retained, "bnb ctx inputs live with the graph a loop keeps into the next step");
   row("optimizer step transient", b.optimizer_step, "foreach AdamW's sqrt(v) copy");

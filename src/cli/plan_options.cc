@@ -19,11 +19,15 @@ void AddPlanFlags(CLI::App& app, PlanFlags& f) {
   AddNumber(app, "--lora-rank", f.rank, {1, 65536, false, true, ""}, "LoRA rank r (default 16)");
   app.add_option("--lora-targets", f.targets, "comma list of q,k,v,o,gate,up,down,head; attn; all (default all)");
   AddNumber(app, "--lora-dropout", f.lora_dropout, {0, 0.99, false, false, ""},
-            "LoRA dropout probability (default 0, PEFT's default)");
+            "LoRA dropout probability (default: the framework's, PEFT 0, LitGPT 0.05)");
   app.add_option("--attention", f.attention, "sdpa|flash|eager (default sdpa)");
   app.add_option("--loss", f.loss, "standard|chunked cross-entropy (default standard)");
   app.add_option("--adapter-dtype", f.adapter_dtype,
-                 "fp32 (PEFT's default: adapters, their grads and AdamW state in fp32)|bf16 (LitGPT bf16-true)");
+                 "fp32 (PEFT's default: adapters, their grads and AdamW state in fp32)|bf16 (LitGPT bf16-true, "
+                 "LitGPT's default)");
+  app.add_option("--framework", f.framework,
+                 "transformers (HF transformers + PEFT; also torchtune)|litgpt (LitGPT's model code and finetune "
+                 "loop under Lightning Fabric) (default transformers)");
   app.add_option("--bnb-version", f.bnb_version,
                  "bitsandbytes version for QLoRA (before 0.43.2 4-bit matmuls keep their inputs); default: "
                  "read from the Python environment");
@@ -63,8 +67,14 @@ Result<PlanOptions> ToPlanOptions(const PlanFlags& f) {
   auto loss = ParseLoss(f.loss);
   if (!loss) return std::unexpected(loss.error());
   o.loss = *loss;
-  o.lora_dropout = f.lora_dropout;
-  auto ad = ParseAdapterDtype(f.adapter_dtype);
+  auto fw = ParseFramework(f.framework);
+  if (!fw) return std::unexpected(fw.error());
+  o.framework = *fw;
+  const bool litgpt = o.framework == Framework::kLitgpt;
+  // LitGPT's finetune defaults: lora_dropout 0.05 (litgpt/finetune/lora.py), bf16-true keeps the
+  // adapters in bf16; PEFT's: dropout 0, adapters upcast to fp32.
+  o.lora_dropout = f.lora_dropout.value_or(litgpt ? 0.05 : 0);
+  auto ad = ParseAdapterDtype(f.adapter_dtype.empty() ? (litgpt ? "bf16" : "fp32") : f.adapter_dtype);
   if (!ad) return std::unexpected(ad.error());
   o.adapter_dtype = *ad;
   if (!f.bnb_version.empty()) {

@@ -16,8 +16,9 @@ struct PlanFlags {
   int64_t seq = 2048, batch = 1, rank = 16;
   std::optional<double> budget_gib;
   double reserve_gib = 4;
-  double lora_dropout = 0;
-  std::string adapter_dtype = "fp32";
+  std::optional<double> lora_dropout;  ///< unset: the framework's default (transformers/PEFT 0, LitGPT 0.05)
+  std::string adapter_dtype;           ///< "": the framework's default (transformers/PEFT fp32, LitGPT bf16)
+  std::string framework = "transformers";
   std::string bnb_version;                 ///< --bnb-version; "" = read from the Python environment
   std::string python;                      ///< --python EXE (to find the environment, as preflight)
   std::vector<std::string> site_packages;  ///< --site-packages DIR...

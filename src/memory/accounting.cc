@@ -37,6 +37,24 @@ const std::map<std::string, Precision> kPrecisions = {{"bf16", Precision::kBf16}
 const std::map<std::string, Attention> kAttention = {{"sdpa", Attention::kSdpa}, {"flash", Attention::kFlash}, {"eager", Attention::kEager}};
 const std::map<std::string, Loss> kLosses = {{"standard", Loss::kStandard}, {"chunked", Loss::kChunked}};
 const std::map<std::string, AdapterDtype> kAdapterDtypes = {{"fp32", AdapterDtype::kFp32}, {"bf16", AdapterDtype::kBf16}};
+const std::map<std::string, Framework> kFrameworks = {{"transformers", Framework::kTransformers}, {"litgpt", Framework::kLitgpt}};
+
+/// LitGPT's logits + loss term (bytes), N = b*s*V logits. finetune/lora.py and adapter.py call
+/// `model(x, lm_head_chunk_size=128)` and `chunked_cross_entropy` on the chunks; Fabric's
+/// precision plugins cast the outputs to the default dtype (fp32: `convert_output`). Its moments:
+/// end of forward, last step's fp32 logits (the loop's `logits`) + the bf16 chunks + their fp32
+/// copies, 10 N; cross-entropy backward (all chunks' loss nodes run before the head's), fp32
+/// logits + log-probs/grads 8 N + one chunk's two fp32 buffers; 4-bit head (QLoRA), its
+/// dequantised weight `head_deq` beside last step's logits and the bf16 chunks made so far
+/// (forward) or the fp32 logits and bf16 grads (backward). The backward moments come after the
+/// new loss replaced last step's, so the previous step's `retained` is gone there. full.py
+/// (unchunked head, the slice reshaped and chunked): 12 N, as the standard loss.
+double LitgptLossBytes(const PlanOptions& o, double N, double head_deq, double retained) {
+  if (o.method == Method::kFull) return N * kStandardLossBytesPerLogit;
+  const double s = double(o.seq), c = std::min(kLitgptHeadChunk, s), chunk = N * c / s;
+  return std::max({10 * N, 4 * N + 2 * (N - chunk) + head_deq, 8 * N + 8 * chunk - retained,
+                   6 * N + head_deq - retained});
+}
 
 }  // namespace
 
@@ -52,6 +70,8 @@ Result<Attention> ParseAttention(std::string_view s) { return Lookup(s, kAttenti
 Result<Loss> ParseLoss(std::string_view s) { return Lookup(s, kLosses, "--loss"); }
 std::string ToString(AdapterDtype d) { return Name(d, kAdapterDtypes); }
 Result<AdapterDtype> ParseAdapterDtype(std::string_view s) { return Lookup(s, kAdapterDtypes, "--adapter-dtype"); }
+std::string ToString(Framework f) { return Name(f, kFrameworks); }
+Result<Framework> ParseFramework(std::string_view s) { return Lookup(s, kFrameworks, "--framework"); }
 
 BnbInputs BnbInputsFor(std::string_view version) {
   // The release part ("0.43.2" of "0.43.2rc1+cu121") must be dot-separated numbers.
@@ -109,22 +129,43 @@ Result<Breakdown> Estimate(const LoadedModel& model, const PlanOptions& o, Side 
 
   const bool full = o.method == Method::kFull;
   const bool qlora = o.method == Method::kQlora;
+  const bool litgpt = o.framework == Framework::kLitgpt;
   const double wbytes = o.precision == Precision::kFp32 ? 4 : 2;  // base weights dtype
   const double abytes = o.precision == Precision::kFp32 || o.adapter_dtype == AdapterDtype::kFp32 ? 4 : 2;
 
-  // Weights.
-  b.weights = qlora ? block_linear * kNf4BytesPerParam + non_linear * wbytes : P * wbytes;
+  // Weights. LitGPT's GPT has its own lm_head even for a tied checkpoint (its
+  // convert_hf_checkpoint copies transformer.wte.weight into lm_head.weight), and under QLoRA
+  // Fabric's BitsandbytesPrecision makes every nn.Linear built in init_module 4-bit, lm_head too.
+  const double head = double(m.vocab) * double(m.hidden);
+  const double head_copy = litgpt && m.tied ? head : 0;
+  const bool head_4bit = litgpt && qlora;
+  if (!qlora) b.weights = (P + head_copy) * wbytes;
+  else if (!head_4bit) b.weights = block_linear * kNf4BytesPerParam + non_linear * wbytes;
+  else b.weights = (block_linear + head) * kNf4BytesPerParam + (non_linear - double(pc.head)) * wbytes;
 
   // LoRA adapter: r * (d_in + d_out) per targeted matrix.
   double adapter_params = 0;
   const auto linears = m.BlockLinears();
   if (!full) {
-    for (const auto& l : linears)
-      if (Adapted(l, o.targets)) adapter_params += double(o.rank) * double(l.d_in + l.d_out) * l.count * m.layers;
+    // LitGPT splits what a checkpoint fuses: LoRAQKVLinear has r rows of A per enabled q/k/v and
+    // B covers only the enabled outputs; gate_up becomes fc_1 + fc_2 (litgpt/lora.py).
+    const double q_out = double(m.heads * m.head_dim), kv_out = double(m.kv_heads * m.head_dim);
+    for (const auto& l : linears) {
+      if (!Adapted(l, o.targets)) continue;
+      double per = double(l.d_in + l.d_out);
+      if (litgpt && l.name == "qkv") {
+        per = 0;
+        for (const auto& [t, out] : {std::pair{"q", q_out}, {"k", kv_out}, {"v", kv_out}})
+          if (o.targets.count(t)) per += double(l.d_in) + out;
+      } else if (litgpt && l.name == "gate_up") {
+        per = double(o.targets.count("gate") + o.targets.count("up")) * double(l.d_in + l.d_out / 2);
+      }
+      adapter_params += double(o.rank) * per * l.count * m.layers;
+    }
     if (o.targets.count("head")) adapter_params += double(o.rank) * double(m.hidden + m.vocab);
     b.adapter = adapter_params * abytes;
   }
-  const double trainable = full ? P : adapter_params;
+  const double trainable = full ? P + head_copy : adapter_params;
   b.trainable = static_cast<uint64_t>(trainable);
 
   // Gradients (same dtype as the trainable tensors). Backward runs from the loss, so the head's
@@ -179,17 +220,30 @@ Result<Breakdown> Estimate(const LoadedModel& model, const PlanOptions& o, Side 
   // What the previous step leaves alive into this step's forward: bnb < 0.43.2 keeps inputs as
   // ctx attributes, released with the graph rather than after backward, and a loop that holds
   // last step's outputs (LitGPT's `logits`) holds that graph; the high side adds those bf16 logits.
-  b.retained = b.bnb_inputs + (side == Side::kHigh ? 2 * logit_elems : 0);
+  // LitGPT's loop holds last step's fp32 logits; they are counted in its loss term below.
+  b.retained = act.bnb_ctx + (side == Side::kHigh && !litgpt ? 2 * logit_elems : 0);
   b.logits = logit_elems * (o.loss == Loss::kStandard ? kStandardLossBytesPerLogit : (2 + 8.0 / 8));
 
-  // QLoRA dequantisation: one linear's bf16 weight at a time.
+  // QLoRA dequantisation: one linear's weight at a time, in the quantisation state's dtype, then
+  // `.to(A.dtype)` (bitsandbytes MatMul4Bit). The state is fp16 when the weight was cast to fp16
+  // before quantize_4bit: bitsandbytes before 0.43.0 (`Params4bit.cuda`: `.half()`; 0.43.0's
+  // `_quantize` keeps the dtype) and Lightning Fabric whatever the version (`_Linear4bit.quantize`:
+  // `.to(dtype=torch.half)`). A bf16 run then holds the fp16 weight and its bf16 copy at once.
+  bool fp16_state = litgpt;
+  if (qlora && !litgpt) {
+    const bool known = BnbInputsFor(o.bnb_version) != BnbInputs::kUnknown;
+    fp16_state = known ? CompareVersions(PublicVersion(o.bnb_version), "0.43.0") < 0 : side == Side::kHigh;
+  }
+  b.fp16_quant_state = qlora && fp16_state;
+  const double deq_bytes = fp16_state ? 2 + wbytes : wbytes;
   double largest = 0, layer_linears = 0;
   for (const auto& l : linears) {
     largest = std::max(largest, double(l.d_in) * double(l.d_out));
     layer_linears += double(l.params());
   }
+  if (litgpt) b.logits = LitgptLossBytes(o, logit_elems, head_4bit ? head * deq_bytes : 0, b.retained);
   if (qlora) {
-    b.dequant = largest * 2;
+    b.dequant = largest * deq_bytes;
     // 4-bit loading moves each 16-bit weight to the device and quantises it there; the caching
     // allocator keeps the freed 16-bit blocks (one layer's linears) reserved afterwards.
     b.load_cache = layer_linears * 2;

@@ -19,6 +19,13 @@ enum class Loss { kStandard, kChunked };
 /// Dtype of the LoRA adapters and so of their gradients and AdamW state. fp32 is PEFT's default
 /// (`autocast_adapter_dtype=True` upcasts bf16/fp16 adapters); bf16 is LitGPT `bf16-true`.
 enum class AdapterDtype { kFp32, kBf16 };
+/// Whose model code and training loop run. kTransformers: Hugging Face transformers + PEFT (the
+/// accounting's reference; torchtune's rows are planned with it too). kLitgpt: LitGPT's own GPT
+/// class under Lightning Fabric (litgpt/model.py, litgpt/lora.py, litgpt/finetune/*.py): fused
+/// qkv, separate fc_1/fc_2, a separate lm_head even for tied checkpoints, chunked lm_head +
+/// cross-entropy with Fabric casting the logits to fp32, every nn.Linear 4-bit under QLoRA
+/// (docs/memory-model.md, "LitGPT").
+enum class Framework { kTransformers, kLitgpt };
 /// Does bitsandbytes' 4-bit matmul keep its input for backward? Before 0.43.2 `MatMul4Bit`
 /// stored `ctx.tensors = (A, B)` whenever an input needed a gradient (fixed by bitsandbytes
 /// PR #1270: `(None, B)`), so every 4-bit linear kept its input, adapted or not.
@@ -47,6 +54,7 @@ struct PlanOptions {
   std::string bnb_version;         ///< "0.42.0" as given or read, "" when unknown
   std::string bnb_version_source;  ///< "--bnb-version", "dist-info in DIR", or "" (unknown)
   bool compile = false;            ///< torch.compile: AOTAutograd may recompute pointwise outputs
+  Framework framework = Framework::kTransformers;
 };
 
 /// kKept before 0.43.2, kFreed from it on; kUnknown for "" or an unparsable version.
@@ -58,6 +66,8 @@ std::string ToString(Precision p);
 std::string ToString(Attention a);
 std::string ToString(Loss l);
 std::string ToString(AdapterDtype d);
+std::string ToString(Framework f);
+Result<Framework> ParseFramework(std::string_view s);
 Result<AdapterDtype> ParseAdapterDtype(std::string_view s);
 Result<Method> ParseMethod(std::string_view s);
 Result<Optimizer> ParseOptimizer(std::string_view s);
@@ -86,7 +96,7 @@ struct Breakdown {
   double bnb_inputs = 0;          ///< of which: inputs kept by bnb < 0.43.2's 4-bit matmuls
   double retained = 0;            ///< the previous step's tensors still alive in this forward (see docs)
   double logits = 0;              ///< logits + fp32 log-softmax + gradients (or chunked)
-  double dequant = 0;             ///< QLoRA: one dequantised bf16 weight at a time
+  double dequant = 0;             ///< QLoRA: one dequantised weight at a time (+ its bf16 copy, fp16 state)
   double slack = 0;               ///< caching-allocator fragmentation (reserved - allocated)
   double load_cache = 0;          ///< QLoRA: 16-bit blocks 4-bit loading leaves reserved
   double overhead = 0;            ///< CUDA context (process counter only)
@@ -94,6 +104,7 @@ struct Breakdown {
   double mmap_window = 0;         ///< bytes mapped at once while loading (one shard)
   bool bnb_keeps_inputs = false;  ///< the bnb behaviour this breakdown assumed (QLoRA)
   bool recomputed = false;        ///< --compile: pointwise outputs recomputed (not on the high side)
+  bool fp16_quant_state = false;  ///< QLoRA: 4-bit state in fp16, so dequantising also makes a bf16 copy
 
   double states() const;          ///< weights + adapter + visible optimizer + master
   double backward_peak() const;   ///< phase 1, start of backward: states + activations + logits + dequant + first grads
@@ -115,5 +126,6 @@ inline constexpr double kCudaContextBytes = 650.0 * 1024 * 1024;  ///< gpu_poor'
 inline constexpr double kDefaultShardBytes = 5e9;           ///< transformers save_pretrained max_shard_size "5GB"
 inline constexpr double kAllocatorSlack = 0.08;  ///< reserved - allocated, share of per-step allocations (docs)
 inline constexpr double kStandardLossBytesPerLogit = 12;  ///< bf16 logits + fp32 log-softmax + fp32 and bf16 grads
+inline constexpr double kLitgptHeadChunk = 128;  ///< litgpt/finetune/lora.py: model(..., lm_head_chunk_size=128)
 
 }  // namespace sparkops::memory

@@ -13,6 +13,21 @@ Input InputOf(const LinearShape& l) {
   return Input::kMlp;  // gate, up, gate_up, plain fc1 ("up")
 }
 
+/// Sum of d_in over the LoRA modules LitGPT builds for the adapted targets (litgpt/lora.py): one
+/// LoRAQKVLinear for q, k and v together (one dropout), separate fc_1 / fc_2 even where the
+/// checkpoint fuses gate_up, proj for o and down. MoE experts count `k` times per token.
+double LitgptLoraInputs(const ModelSpec& m, const std::set<std::string>& t, double k) {
+  double sum = 0;
+  if (t.count("q") || t.count("k") || t.count("v")) sum += double(m.hidden);
+  for (const auto& l : m.BlockLinears()) {
+    const double per = l.count > 1 ? k : 1;
+    if (l.name == "o" && t.count("o")) sum += double(l.d_in);
+    if (l.name == "gate_up") sum += per * double(l.d_in) * double(t.count("gate") + t.count("up"));
+    if ((l.name == "gate" || l.name == "up" || l.name == "down") && t.count(l.name)) sum += per * double(l.d_in);
+  }
+  return sum;
+}
+
 }  // namespace
 
 bool Adapted(const LinearShape& l, const std::set<std::string>& t) {
@@ -29,6 +44,7 @@ Activations EstimateActivations(const ModelSpec& m, const PlanOptions& o, bool b
   const double s = o.seq, tokens = double(o.seq) * o.batch, act_scale = o.precision == Precision::kFp32 ? 2 : 1;
   const double i = m.is_moe() ? m.expert_intermediate : m.intermediate;
   const double k = m.is_moe() ? m.experts_per_token : 1;
+  const bool litgpt = o.framework == Framework::kLitgpt;
 
   // The LoRA branch's own saved input, bytes per input element: PEFT casts x to the adapter dtype
   // (a fresh fp32 copy, 4) that lora_A keeps; a dropout keeps its output and a 1-byte mask instead.
@@ -54,19 +70,30 @@ Activations EstimateActivations(const ModelSpec& m, const PlanOptions& o, bool b
     }
     return 0.0;
   };
-  double per_token = 0, bnb_per_token = 0;
+  double per_token = 0, bnb_per_token = 0, bnb_ctx_per_token = 0;
   for (Input in : {Input::kQkv, Input::kO, Input::kMlp, Input::kDown}) {
     const bool by_autograd = full || (lora_keeps_x && adapted_in(in));
-    if (by_autograd) per_token += input_bytes(in);
-    else if (qlora && bnb_keeps) bnb_per_token += input_bytes(in);
+    // LitGPT's proj reads the SDPA output itself (flash / memory-efficient SDPA return the
+    // (B, T, H, D) layout, so `y.transpose(1, 2).reshape(...)` is a view): counted below, not again.
+    const double extra = litgpt && in == Input::kO ? 0 : input_bytes(in);
+    if (by_autograd) per_token += extra;
+    else if (qlora && bnb_keeps) bnb_per_token += extra, bnb_ctx_per_token += input_bytes(in);
   }
-  if (!full)
+  if (!full && litgpt) per_token += lora_own * LitgptLoraInputs(m, o.targets, k);
+  if (!full && !litgpt)
     for (const auto& l : linears)
       if (Adapted(l, o.targets)) per_token += lora_own * double(l.d_in) * (l.count > 1 ? k : 1);
 
   if (!recompute) per_token += m.norms_per_layer() * 4 * h;  // fp32 copy inside each RMSNorm/LayerNorm
   if (full) per_token += m.norms_per_layer() * 2 * h;        // normalised input of the norm weight
-  per_token += 2 * (hq + 2 * hkv);                           // q, k, v kept for attention backward
+  if (!litgpt) {
+    per_token += 2 * (hq + 2 * hkv);  // q, k, v kept for attention backward
+  } else {
+    // litgpt/model.py CausalSelfAttention: k and v are expanded to all heads before SDPA
+    // ("training: flash attention requires it"), so the roped q, k and (GQA) the reshaped v are
+    // full-head copies; without GQA v stays a view of the fused qkv output, which it keeps whole.
+    per_token += 2 * hq + 2 * hq + (m.kv_heads < m.heads ? 2 * hq : 2 * (hq + 2 * hkv));
+  }
   per_token += 2 * hq;                                       // attention output (SDPA keeps it)
   if (o.attention == Attention::kEager)
     per_token += double(m.heads) * s * (4 + 2);  // fp32 softmax + its bf16 copy: a*s per token
@@ -82,6 +109,7 @@ Activations EstimateActivations(const ModelSpec& m, const PlanOptions& o, bool b
   // Checkpointing keeps each layer's input and one layer recomputed during its backward.
   a.total = o.grad_ckpt ? L * 2 * h * tokens * act_scale + layer : L * layer;
   a.bnb_inputs = bnb_per_token * tokens * act_scale * (o.grad_ckpt ? 1 : L);
+  a.bnb_ctx = bnb_ctx_per_token * tokens * act_scale * (o.grad_ckpt ? 1 : L);
   // Final norm (fp32 copy) + the head's input; a LoRA head adds its own copy.
   a.total += (4 + 2) * h * tokens * act_scale;
   if (!full && o.targets.count("head")) a.total += lora_own * h * tokens * act_scale;

@@ -106,7 +106,8 @@ Result<Plan> MakePlan(const LoadedModel& model, const PlanOptions& opts, const B
   p.low = *Estimate(model, opts, Side::kLow);
   p.high = *Estimate(model, opts, Side::kHigh);
   if (opts.method == Method::kQlora && opts.bnb_inputs == BnbInputs::kUnknown)
-    p.widened.push_back("bitsandbytes version unknown: the high end assumes < 0.43.2 (4-bit matmuls keep their inputs)");
+    p.widened.push_back("bitsandbytes version unknown: the high end assumes < 0.43.2 (4-bit matmuls keep their inputs) "
+                        "and < 0.43.0 (fp16 quantisation state: each dequantised weight is copied to bf16)");
   if (opts.compile)
     p.widened.push_back("--compile: the low and central figures assume AOTAutograd recomputes norms and act(gate); "
                         "the high end is eager");
