@@ -10,6 +10,7 @@ PKGS=(
   libcli11-dev nlohmann-json3-dev libfmt-dev libelf-dev libyaml-cpp-dev zlib1g-dev
   libgtest-dev googletest
   clang-16 libclang-rt-16-dev  # libFuzzer targets (fuzz/run.sh); clang 14 cannot compile std::expected
+  clang-tidy-16 clang-format-16  # the lint stage (scripts/lint.sh): 14 cannot parse std::expected either
   prometheus  # promtool + prometheus: exporter rule tests, metric lint and the scrape integration test
   dpkg-dev lintian
   systemd  # systemd-analyze verify of the shipped units (test systemd_units)

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# Builds sparkops and runs every test, in three stages:
+# Builds sparkops and runs every test: three build stages,
 #   1. build/          native build, whole suite (incl. the .deb package test)
 #   2. build-asan/     the same suite under -fsanitize=address,undefined  (SPARKOPS_SKIP_SANITIZE=1 skips)
 #   3. build-aarch64/  cross build for aarch64 (DGX Spark), whole suite under qemu-aarch64, arm64 .deb
 #                      (needs scripts/setup.sh --cross; SPARKOPS_SKIP_AARCH64=1 skips)
+# then the lint stage (scripts/lint.sh; SPARKOPS_SKIP_LINT=1 skips) and a short fuzzing pass.
 # Used by the README's test command and by .ci/run. Each stage prints its wall time.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -33,6 +34,13 @@ if [ "${SPARKOPS_SKIP_AARCH64:-0}" != 1 ]; then
     -DCMAKE_TOOLCHAIN_FILE=cmake/aarch64-linux-gnu.cmake
   cmake --build build-aarch64 -j"$JOBS"
   ctest --test-dir build-aarch64 --output-on-failure -j"$JOBS"
+  stage_end
+fi
+
+# Lint stage: clang-tidy with .clang-tidy over src/ (scripts/lint.sh). SPARKOPS_SKIP_LINT=1 skips it.
+if [ "${SPARKOPS_SKIP_LINT:-0}" != 1 ]; then
+  stage_start lint
+  JOBS="$JOBS" scripts/lint.sh tidy
   stage_end
 fi
 

@@ -38,6 +38,7 @@ void OnSigbus(int sig, siginfo_t* info, void*) {
     for (Slot& s : g_slots) {
       const uintptr_t lo = s.lo.load(std::memory_order_acquire);
       if (lo == 0 || a < lo || a >= s.hi.load(std::memory_order_acquire)) continue;
+      // NOLINTNEXTLINE(performance-no-int-to-ptr): the faulting page, from the kernel's address
       void* page = reinterpret_cast<void*>(a & ~(g_page - 1));
       if (::mmap(page, g_page, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) == MAP_FAILED) break;
       s.damaged.store(true, std::memory_order_release);

@@ -54,8 +54,9 @@ std::optional<double> Figure(std::string_view line, const FigurePattern& p) {
     if (p.prefix.empty()) {
       // A match inside a run of [\d.] ends where one at the run's start does: try run starts only.
       if (!IsNumChar(line[s]) || (s > 0 && IsNumChar(line[s - 1]))) continue;
-    } else if ((s = line.find(p.prefix, s)) == std::string_view::npos) {
-      return std::nullopt;
+    } else {
+      s = line.find(p.prefix, s);
+      if (s == std::string_view::npos) return std::nullopt;
     }
     size_t num = s + p.prefix.size(), end = RunEnd(line, num, IsNumChar);  // greedy, and ' ' is not in [\d.]
     if (end == num || !At(line, end, " ")) continue;

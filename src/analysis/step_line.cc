@@ -193,7 +193,7 @@ namespace {
 /// parser took it: tried only for lines starting with a letter such a line starts with.
 inline void PlainFallback(std::string_view s, StepLine& r) {
   if (r.kind != StepLine::Kind::kNone) return;
-  const char c = s[0] | 0x20;
+  const char c = static_cast<char>(s[0] | 0x20);  // ASCII lower case
   if (c == 's' || c == 'i' || c == 'e' || c == 'g') ParsePlainStep(s, r);
 }
 }  // namespace

@@ -27,6 +27,7 @@ void AdviseHugePages(void* p, size_t bytes) {
   constexpr uintptr_t kHuge = 2u << 20;
   const uintptr_t a = (reinterpret_cast<uintptr_t>(p) + kHuge - 1) & ~(kHuge - 1);
   const uintptr_t e = (reinterpret_cast<uintptr_t>(p) + bytes) & ~(kHuge - 1);
+  // NOLINTNEXTLINE(performance-no-int-to-ptr): a 2 MiB-aligned address inside the mapping
   if (e > a) ::madvise(reinterpret_cast<void*>(a), e - a, MADV_HUGEPAGE);
 }
 }  // namespace
@@ -250,10 +251,10 @@ bool SplitRunLogRecord(std::string_view line, int64_t* arrival_ms, std::string_v
     std::memcpy(cached, d, 16);
     have = true;
   }
-  int64_t secs = cached_min_s + (d[17] - '0') * 10 + (d[18] - '0');
+  int64_t secs = cached_min_s + int64_t{d[17] - '0'} * 10 + (d[18] - '0');
   const char* f = line.data() + 20;
   if (line[19] != '.' || f[0] < '0' || f[0] > '9' || f[1] < '0' || f[1] > '9' || f[2] < '0' || f[2] > '9') return false;
-  *arrival_ms = secs * 1000 + (f[0] - '0') * 100 + (f[1] - '0') * 10 + (f[2] - '0');
+  *arrival_ms = secs * 1000 + int64_t{(f[0] - '0') * 100 + (f[1] - '0') * 10 + (f[2] - '0')};
   *text = line.substr(27);
   return true;
 }

@@ -119,6 +119,7 @@ const std::vector<Explanation>& Explanations() {
        "Read the playbook's open issues before an expensive run.",
        {},
        {"#2 (2025; taken down 2025-12-12): VLM fine-tuning playbook - docker build fails; withdrawn",
+        // NOLINTNEXTLINE(bugprone-suspicious-missing-comma): one issue's text, split over two lines
         "#7 (2025-10-25): NCCL playbook pinned v2.28.3-1, which broke the nccl-tests build (docs moved to "
         "v2.28.9-1 on 2025-12-15)",
         "#12 (2025-10-30): wrong cd paths in the JAX and PyTorch fine-tune playbooks",

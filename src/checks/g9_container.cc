@@ -103,7 +103,7 @@ CheckResult CheckG9(const HostFacts& f) {
                                                             : fmt::format("{} pin(s) agree", agree.size()))
                                            : fmt::format("{} pin(s) disagree: {}{}", disagree.size(),
                                                          Join(std::vector<std::string>(disagree.begin(),
-                                                                                       disagree.begin() + std::min<size_t>(3, disagree.size())),
+                                                                                       disagree.begin() + std::min<std::ptrdiff_t>(3, std::ssize(disagree))),
                                                               "; "),
                                                          disagree.size() > 3 ? "; ..." : ""));
   return r;

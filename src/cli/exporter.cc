@@ -27,7 +27,7 @@ class StopOnSignals {
     sigaddset(&set_, SIGINT);
     pthread_sigmask(SIG_BLOCK, &set_, &old_);
     watcher_ = std::thread([this] {
-      timespec tick{0, 100 * 1000 * 1000};
+      timespec tick{0, 100L * 1000 * 1000};
       while (!stop_.load() && !done_.load())
         if (sigtimedwait(&set_, nullptr, &tick) > 0) stop_ = true;
     });

@@ -61,7 +61,7 @@ std::vector<guard::Candidate> Candidates(const Context& ctx) {
   return out;
 }
 
-void Emit(Context& ctx, nlohmann::ordered_json j) {
+void Emit(Context& ctx, const nlohmann::ordered_json& j) {
   ctx.out << JsonText(j, -1) << "\n";
   ctx.out.flush();
 }

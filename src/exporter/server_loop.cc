@@ -263,8 +263,8 @@ class Loop {
     char buf[16384];
     if (c.state == Conn::State::kDraining) {
       ssize_t n = ::recv(c.fd, buf, sizeof buf, 0);
-      if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR) ||
-          (n > 0 && (c.drained += static_cast<size_t>(n)) > kDrainMax)) {
+      if (n > 0) c.drained += static_cast<size_t>(n);
+      if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR) || c.drained > kDrainMax) {
         Close(c);
         return false;
       }
@@ -308,9 +308,8 @@ class Loop {
       }
       if (h.status == RequestHead::Status::kReject) {
         c.in.clear();
-        std::string body = fmt::format("{}\n", ReasonPhrase(h.reject_status));
-        Queue(c, ReplyHead(h.reject_status, "text/plain; charset=utf-8", body.size(), "", true),
-              std::make_shared<const std::string>(std::move(body)), true);
+        auto body = std::make_shared<const std::string>(fmt::format("{}\n", ReasonPhrase(h.reject_status)));
+        Queue(c, ReplyHead(h.reject_status, "text/plain; charset=utf-8", body->size(), "", true), body, true);
       } else {
         Answer(c, h);
       }

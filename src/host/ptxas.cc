@@ -36,7 +36,10 @@ std::optional<PtxasInfo> TritonPtxas(const HostView& ctx, const std::string& tri
   auto r = RunCommand({info.path, "--version"});
   if (!r) info.error = r.error().message;
   else if (!r->ok()) info.error = info.path + " --version failed" + (r->timed_out ? " (timed out)" : "");
-  else if (!(info.release = ParsePtxasRelease(r->out))) info.error = info.path + ": no `release X.Y` in --version";
+  else {
+    info.release = ParsePtxasRelease(r->out);
+    if (!info.release) info.error = info.path + ": no `release X.Y` in --version";
+  }
   return info;
 }
 

@@ -158,7 +158,7 @@ Result<Breakdown> Estimate(const LoadedModel& model, const PlanOptions& o, Side 
         for (const auto& [t, out] : {std::pair{"q", q_out}, {"k", kv_out}, {"v", kv_out}})
           if (o.targets.count(t)) per += double(l.d_in) + out;
       } else if (litgpt && l.name == "gate_up") {
-        per = double(o.targets.count("gate") + o.targets.count("up")) * double(l.d_in + l.d_out / 2);
+        per = double(o.targets.count("gate") + o.targets.count("up")) * (double(l.d_in) + double(l.d_out) / 2);
       }
       adapter_params += double(o.rank) * per * l.count * m.layers;
     }

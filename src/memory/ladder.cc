@@ -9,7 +9,7 @@ namespace {
 
 constexpr double kWorthFlushingGiB = 1.0;  ///< less reclaimable cache than this is not worth a rerun
 
-std::optional<Plan> Replan(const Plan& p, PlanOptions o) {
+std::optional<Plan> Replan(const Plan& p, const PlanOptions& o) {
   auto r = MakePlan(p.model, o, p.budget);
   if (!r) return std::nullopt;
   return *r;

@@ -13,7 +13,7 @@
 
 namespace sparkops::memory {
 
-inline constexpr uint64_t kMaxSafetensorsHeader = 100u * 1000 * 1000;  ///< 100 MB
+inline constexpr uint64_t kMaxSafetensorsHeader = 100ull * 1000 * 1000;  ///< 100 MB
 
 struct SafetensorsInfo {
   std::map<std::string, uint64_t> params_by_dtype;  ///< elements per dtype ("BF16" -> n)

@@ -28,7 +28,7 @@ Sample Sampler::Take() {
   } else {
     s.gpu_note = "no GPU readable: " + snap.why_none;
   }
-  if (auto m = ReadMemInfo(ctx_.fs)) s.mem = std::move(*m);
+  if (auto m = ReadMemInfo(ctx_.fs)) s.mem = *m;
   if (auto p = ReadMemoryPressure(ctx_.fs); p && p->some) s.mem_pressure_some_avg10 = p->some->avg10;
   if (PowerReading pr = ReadPowerReading(ctx_.fs); !pr.empty()) {
     energy_.Update(pr, std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count());
