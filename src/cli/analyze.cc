@@ -1,6 +1,6 @@
 // sparkops analyze DIR | --log FILE [--thermal FILE] [--html FILE] [--tz ZONE] [--step-format T]
 #include "analysis/analyze.h"
-#include "analysis/render.h"
+#include "report/analysis.h"
 #include "base/error.h"
 #include "base/json_text.h"
 #include "cli/commands.h"

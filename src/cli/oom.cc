@@ -6,6 +6,7 @@
 #include "base/json_text.h"
 #include "cli/commands.h"
 #include "cli/plan_options.h"
+#include "report/plan.h"
 #include "memory/ladder.h"
 #include "report/run_memory.h"
 

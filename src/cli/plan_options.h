@@ -36,9 +36,3 @@ Result<memory::Plan> PlanFromFlags(Context& ctx, const std::string& model, const
 
 }  // namespace sparkops
 
-#include <nlohmann/json.hpp>
-#include <ostream>
-namespace sparkops {
-nlohmann::json PlanJson(const memory::Plan& p);  ///< plan.cc
-void PrintPlan(std::ostream& out, const memory::Plan& p);  ///< plan.cc
-}  // namespace sparkops

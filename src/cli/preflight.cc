@@ -7,23 +7,9 @@
 #include "checks/check.h"
 #include "cli/commands.h"
 #include "cli/flags.h"
+#include "report/preflight.h"
 
 namespace sparkops {
-
-namespace {
-
-/// `G3 INFO: reading` for raw readings, `G1 PASS reason` otherwise.
-std::string RenderLine(const CheckResult& r) {
-  if (r.status == CheckStatus::kInfo) return fmt::format("{} INFO: {}", r.id, r.summary);
-  return fmt::format("{} {} {}", r.id, StatusName(r.status), r.summary);
-}
-
-nlohmann::ordered_json ToJson(const CheckResult& r) {
-  return {{"id", r.id}, {"status", StatusName(r.status)}, {"summary", r.summary},
-          {"evidence", r.evidence}, {"fix", r.fix}};
-}
-
-}  // namespace
 
 int CmdPreflight(Context& ctx, const std::vector<std::string>& args) {
   auto app = NewApp("preflight", "Check the ten known DGX Spark failure modes G1..G10, one line each.\n"
@@ -63,9 +49,9 @@ int CmdPreflight(Context& ctx, const std::vector<std::string>& args) {
     any_fail |= r.status == CheckStatus::kFail;
     input_error |= r.input_error;
     if (ctx.json)
-      doc.push_back(ToJson(r));
+      doc.push_back(CheckJson(r));
     else
-      ctx.out << RenderLine(r) << "\n";
+      ctx.out << CheckLine(r) << "\n";
   }
   if (ctx.json) ctx.out << JsonText(doc) << "\n";
   if (input_error) return kExitUsage;

@@ -3,7 +3,7 @@
 #include "cli/commands.h"
 #include "cli/flags.h"
 #include "host/gpu.h"
-#include "workloads/render.h"
+#include "report/workloads.h"
 #include "workloads/workload.h"
 
 namespace sparkops {

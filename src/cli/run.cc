@@ -7,7 +7,7 @@
 
 #include "analysis/analyze.h"
 #include "analysis/oom_signature.h"
-#include "analysis/render.h"
+#include "report/analysis.h"
 #include "base/json_text.h"
 #include "base/strings.h"
 #include "build_info.h"

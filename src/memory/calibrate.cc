@@ -82,28 +82,4 @@ Result<Calibration> ReadCalibration(const std::string& dir) {
   return ParseCalibration(*plan, *peak, dir);
 }
 
-std::string CalibrationReport(const std::vector<Calibration>& runs) {
-  std::ostringstream out;
-  for (const auto& c : runs) {
-    const double resid = c.measured - c.predicted;
-    out << fmt::format("{} ({} {})\n", c.dir, c.model, c.method);
-    out << fmt::format("  measured  {:>8.2f} GiB  {}\n", c.measured / kGiBd, c.measured_what);
-    out << fmt::format("  predicted {:>8.2f} GiB  process peak (range {:.2f}-{:.2f}); error {:+.1f}%{}\n",
-                       c.predicted / kGiBd, c.predicted_low / kGiBd, c.predicted_high / kGiBd,
-                       c.measured > 0 ? 100 * (c.predicted / c.measured - 1) : 0.0,
-                       c.measured > c.predicted_high ? "  ABOVE THE HIGH END" : "");
-    out << fmt::format("  residual  {:>+8.2f} GiB (measured - predicted)\n", resid / kGiBd);
-    const double step = c.activations + c.logits;
-    if (step > 0)
-      out << fmt::format("    as activations + logits: {:.2f} GiB planned, {:.2f} GiB would match (x{:.2f})\n", step / kGiBd,
-                         (step + resid) / kGiBd, (step + resid) / step);
-    if (c.weights > 0)
-      out << fmt::format("    as weights: {:.2f} GiB planned, {:.2f} GiB would match (x{:.2f})\n", c.weights / kGiBd,
-                         (c.weights + resid) / kGiBd, (c.weights + resid) / c.weights);
-  }
-  out << "to send a run back as a validation row: tests/data/memory-validation.csv's format (model, method, seq, "
-         "batch, measured_peak_gb, what_measured, source, sparkops_args)\n";
-  return out.str();
-}
-
 }  // namespace sparkops::memory

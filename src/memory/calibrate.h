@@ -1,5 +1,6 @@
 #pragma once
-/// `plan --calibrate RUN_DIR...`: a run's measured peak beside the plan it was given. A run
+/// `plan --calibrate RUN_DIR...`: a run's measured peak beside the plan it was given (rendered by
+/// report/plan.h). A run
 /// directory holds `plan.json` (what `sparkops --json plan ...` printed for the job) and
 /// `peak.json` (the measured peaks, bytes; a figure the machine did not report is absent or null):
 ///   {"pool_drop_peak_bytes": N, "gpu_process_peak_bytes": N, "process_rss_peak_bytes": N}
@@ -27,8 +28,5 @@ struct Calibration {
 Result<Calibration> ParseCalibration(std::string_view plan_json, std::string_view peak_json, const std::string& dir);
 /// Reads DIR/plan.json and DIR/peak.json (each bounded to 4 MiB).
 Result<Calibration> ReadCalibration(const std::string& dir);
-/// The report: per run predicted vs measured, error, and the residual restated per component
-/// (what the activations + logits, or the weights, would have to be for the plan to match).
-std::string CalibrationReport(const std::vector<Calibration>& runs);
 
 }  // namespace sparkops::memory

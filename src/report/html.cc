@@ -6,7 +6,7 @@
 #include <fmt/format.h>
 
 #include "analysis/guard_summary.h"
-#include "analysis/render.h"
+#include "report/analysis.h"
 #include "base/timefmt.h"
 
 namespace sparkops {

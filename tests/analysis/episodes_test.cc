@@ -10,7 +10,7 @@
 #include <random>
 
 #include "analysis/analyze.h"
-#include "analysis/render.h"
+#include "report/analysis.h"
 #include "analysis/slowdown.h"
 #include "base/timefmt.h"
 #include "report/html.h"

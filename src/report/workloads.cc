@@ -1,4 +1,4 @@
-#include "workloads/render.h"
+#include "report/workloads.h"
 
 #include <fmt/format.h>
 

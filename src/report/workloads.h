@@ -14,7 +14,7 @@ namespace sparkops {
 std::string RenderWorkloadsText(const WorkloadScan& scan);
 /// {"mem_total_bytes", "gpu_source", "notes": [...], "workloads": [{pid, kind, ..., children: [...]}]}
 nlohmann::ordered_json WorkloadsToJson(const WorkloadScan& scan);
-/// One workload as JSON (also used by the exporter and `run` events).
+/// One workload as JSON (an element of `ps --json`'s "workloads").
 nlohmann::ordered_json WorkloadToJson(const Workload& w);
 
 }  // namespace sparkops

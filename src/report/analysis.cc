@@ -1,4 +1,4 @@
-#include "analysis/render.h"
+#include "report/analysis.h"
 
 #include <fmt/format.h>
 
