@@ -1,4 +1,4 @@
-// ReadElf (the dynamic section through libelf, bounded) on any bytes written to a file, plus
+// ReadElf (the headers and the dynamic section through host/elf_headers.h, bounded preads) on any bytes written to a file, plus
 // the fatbin scan of the same bytes: an error naming the file or a result, never a crash.
 // The "file" is an in-memory one (memfd, opened by its /proc/self/fd path): a real file in /tmp
 // cost a disk round trip per input and held this target to a few hundred executions a second.
