@@ -32,20 +32,25 @@ namespace {
 Result<std::string> ReadFd(int fd, const std::string& name, size_t max_bytes, size_t size_hint = 0) {
   std::string data;
   if (size_hint > 0 && size_hint <= max_bytes) {
-    data.resize(size_hint + 1);  // +1: a file longer than it was is seen at once
     size_t got = 0;
-    for (;;) {
-      ssize_t n = ::read(fd, data.data() + got, data.size() - got);
-      if (n < 0 && errno == EINTR) continue;
-      if (n < 0) {
-        int e = errno;
-        ::close(fd);
-        return IoError(name + ": read failed: " + std::strerror(e));
+    int err = 0;
+    // +1: a file longer than it was is seen at once. resize_and_overwrite: the bytes are not
+    // zeroed first (a memset of every RECORD was 6 % of preflight).
+    data.resize_and_overwrite(size_hint + 1, [&](char* p, size_t cap) {
+      for (;;) {
+        ssize_t n = ::read(fd, p + got, cap - got);
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) err = errno;
+        if (n <= 0) break;
+        got += static_cast<size_t>(n);
+        if (got == size_hint || got == cap) break;
       }
-      got += static_cast<size_t>(n);
-      if (n == 0 || got == size_hint || got == data.size()) break;
+      return got;
+    });
+    if (err) {
+      ::close(fd);
+      return IoError(name + ": read failed: " + std::strerror(err));
     }
-    data.resize(got);
     if (got <= size_hint) {
       ::close(fd);
       return data;

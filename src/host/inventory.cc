@@ -17,6 +17,7 @@ constexpr size_t kMaxRecordBytes = 32u << 20;
 constexpr size_t kMaxWalkEntries = 50000;    // per egg-info package tree
 
 bool IsSharedObject(std::string_view path) {
+  if (path.find(".so") == std::string_view::npos) return false;  // most RECORD rows: no BaseName needed
   const std::string_view leaf = BaseName(path);
   return EndsWith(leaf, ".so") || leaf.find(".so.") != std::string_view::npos;
 }
