@@ -49,7 +49,8 @@ PY_CMD=("$PY" -c "import torch")
 n_so=$(find "$SITE" -name '*.so*' -type f | wc -l)
 n_fat=0
 while IFS= read -r f; do
-  readelf -SW "$f" 2>/dev/null | grep -q '\.nv_fatbin' && n_fat=$((n_fat + 1))
+  # grep -c reads to the end: grep -q would exit at the first match and readelf's SIGPIPE fail the pipe
+  readelf -SW "$f" 2>/dev/null | grep -c '\.nv_fatbin' >/dev/null && n_fat=$((n_fat + 1))
 done < <(find "$SITE" -name '*.so*' -type f)
 echo "environment: $ENV_DIR ($SITE): $n_so shared objects, $n_fat with a .nv_fatbin;" \
      "$("$PY" -m pip list 2>/dev/null | grep -Ei '^(torch|vllm|xformers|bitsandbytes) ' | tr -s ' ' | paste -sd, -)"
