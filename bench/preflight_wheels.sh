@@ -11,12 +11,16 @@
 #       ENV_DIR/bin/pip install --no-deps vllm==$VLLM xformers==$XFORMERS bitsandbytes==$BNB
 #     which needs a reachable package index (pip's configured one; several GB). Without one, build
 #     the venv elsewhere and pass its path; or point ENV_DIR at any existing venv.
+#     DEPS=1 installs vllm, xformers and bitsandbytes WITH their dependencies instead (pip resolves;
+#     default ENV_DIR /tmp/sparkops-bench-env-full; ~200 distributions, ~500 shared objects, 9.4 GB;
+#     with torch 2.14.0 first, as docs/benchmarks.md measured: TORCH=2.14.0).
 #   RUNS=N runs each (default 9); TORCH/VLLM/XFORMERS/BNB override the versions; run from the
 #   repository root (the fake GB10 nvidia-smi of tests/fake gives G7 a 12.1 GPU to judge).
 # Target (issue 16): preflight <= 50 ms CPU and <= 10 MiB peak RSS on ~400 shared objects.
 set -euo pipefail
 BUILD=${1:-build}
-ENV_DIR=${2:-/tmp/sparkops-bench-env}
+DEPS=${DEPS:-0}
+if [ "$DEPS" = 1 ]; then ENV_DIR=${2:-/tmp/sparkops-bench-env-full}; else ENV_DIR=${2:-/tmp/sparkops-bench-env}; fi
 RUNS=${RUNS:-9}
 TORCH=${TORCH:-2.15.0} VLLM=${VLLM:-0.33.0} XFORMERS=${XFORMERS:-0.0.35} BNB=${BNB:-0.50.2}
 SPARKOPS="$BUILD/sparkops"
@@ -27,7 +31,9 @@ if [ ! -x "$ENV_DIR/bin/python" ]; then
   echo "building $ENV_DIR from wheels (torch $TORCH, vllm $VLLM, xformers $XFORMERS, bitsandbytes $BNB) ..." >&2
   python3 -m venv "$ENV_DIR"
   "$ENV_DIR/bin/pip" install -q "torch==$TORCH" >&2
-  "$ENV_DIR/bin/pip" install -q --no-deps "vllm==$VLLM" "xformers==$XFORMERS" "bitsandbytes==$BNB" >&2
+  deps=(--no-deps)
+  [ "$DEPS" = 1 ] && deps=()
+  "$ENV_DIR/bin/pip" install -q "${deps[@]}" "vllm==$VLLM" "xformers==$XFORMERS" "bitsandbytes==$BNB" >&2
 fi
 PY="$ENV_DIR/bin/python"
 SITE=$("$PY" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
@@ -43,7 +49,8 @@ PY_CMD=("$PY" -c "import torch")
 n_so=$(find "$SITE" -name '*.so*' -type f | wc -l)
 n_fat=0
 while IFS= read -r f; do
-  readelf -SW "$f" 2>/dev/null | grep -q '\.nv_fatbin' && n_fat=$((n_fat + 1))
+  # grep -c reads to the end: grep -q would exit at the first match and readelf's SIGPIPE fail the pipe
+  readelf -SW "$f" 2>/dev/null | grep -c '\.nv_fatbin' >/dev/null && n_fat=$((n_fat + 1))
 done < <(find "$SITE" -name '*.so*' -type f)
 echo "environment: $ENV_DIR ($SITE): $n_so shared objects, $n_fat with a .nv_fatbin;" \
      "$("$PY" -m pip list 2>/dev/null | grep -Ei '^(torch|vllm|xformers|bitsandbytes) ' | tr -s ' ' | paste -sd, -)"

@@ -69,9 +69,6 @@ install(PROGRAMS ${SPARKOPS_RELEASE_BIN} DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(FILES ${SPARKOPS_MANPAGE} DESTINATION ${CMAKE_INSTALL_MANDIR}/man1)
 install(FILES ${CMAKE_SOURCE_DIR}/packaging/copyright ${CMAKE_BINARY_DIR}/packaging/changelog.gz
         DESTINATION ${CMAKE_INSTALL_DATAROOTDIR}/doc/sparkops)
-# The zlib inside the binary is deliberate (see the file).
-install(FILES ${CMAKE_SOURCE_DIR}/packaging/sparkops.lintian-overrides DESTINATION ${CMAKE_INSTALL_DATAROOTDIR}/lintian/overrides
-        RENAME sparkops)
 # Debian 12 keeps unit files under /lib (lintian: systemd-service-file-outside-lib).
 install(FILES ${CMAKE_SOURCE_DIR}/packaging/sparkops-exporter.service
   ${CMAKE_SOURCE_DIR}/packaging/sparkops-guard.service DESTINATION /lib/systemd/system)

@@ -1,14 +1,13 @@
-# The libraries sparkops links, as interface targets sparkops_fmt, sparkops_yaml_cpp, sparkops_libelf.
+# The libraries sparkops links, as interface targets sparkops_fmt, sparkops_yaml_cpp.
 # With SPARKOPS_STATIC_DEPS (the default) the shipped binary needs nothing but glibc at run time
-# (libc.so.6, libm.so.6, the loader; NVML stays a dlopen): fmt compiled in, yaml-cpp and libelf
-# with its zlib from the Debian -dev packages' .a files, libstdc++/libgcc linked statically
+# (libc.so.6, libm.so.6, the loader; NVML stays a dlopen): fmt compiled in, yaml-cpp from the
+# Debian -dev package's .a file, libstdc++/libgcc linked statically
 # (SPARKOPS_STATIC_LINK_OPTIONS, for the sparkops executable); fmt's compiled part is
 # src/base/fmt_impl.cc. tests/release.cmake checks the result.
-option(SPARKOPS_STATIC_DEPS "link fmt, yaml-cpp, libelf, zlib and libstdc++ statically (glibc-only binary)" ON)
+option(SPARKOPS_STATIC_DEPS "link fmt, yaml-cpp and libstdc++ statically (glibc-only binary)" ON)
 
 find_package(fmt REQUIRED)
 find_package(yaml-cpp REQUIRED)
-pkg_check_modules(LIBELF REQUIRED IMPORTED_TARGET libelf)
 
 # Where Debian puts the target architecture's libraries (multiarch), plus the arm64 yaml-cpp
 # archive that scripts/setup.sh --cross extracts (libyaml-cpp-dev:arm64 is not co-installable with
@@ -26,7 +25,6 @@ endfunction()
 
 add_library(sparkops_fmt INTERFACE)
 add_library(sparkops_yaml_cpp INTERFACE)
-add_library(sparkops_libelf INTERFACE)
 if(SPARKOPS_STATIC_DEPS)
   # fmt's compiled part goes into sparkops_core from src/base/fmt_impl.cc (Debian ships no libfmt.a);
   # the headers are used as they are, without fmt::fmt's FMT_SHARED.
@@ -48,16 +46,6 @@ if(SPARKOPS_STATIC_DEPS)
   endif()
   target_link_libraries(sparkops_yaml_cpp INTERFACE sparkops_yaml_cpp_static)
 
-  _sparkops_static_archive(SPARKOPS_LIBZ_A z)
-  _sparkops_static_archive(SPARKOPS_LIBELF_A elf)
-  add_library(sparkops_libz_static STATIC IMPORTED)
-  set_target_properties(sparkops_libz_static PROPERTIES IMPORTED_LOCATION ${SPARKOPS_LIBZ_A})
-  add_library(sparkops_libelf_static STATIC IMPORTED)
-  set_target_properties(sparkops_libelf_static PROPERTIES IMPORTED_LOCATION ${SPARKOPS_LIBELF_A}
-                        INTERFACE_INCLUDE_DIRECTORIES "${LIBELF_INCLUDE_DIRS}"
-                        INTERFACE_LINK_LIBRARIES sparkops_libz_static)
-  target_link_libraries(sparkops_libelf INTERFACE sparkops_libelf_static)
-
   # -u arc4random: take src/base/glibc_compat.cc's definition from sparkops_core before libstdc++.a
   # asks for it (the archive would not be searched again).
   set(SPARKOPS_STATIC_LINK_OPTIONS -static-libstdc++ -static-libgcc -Wl,-u,arc4random)
@@ -67,6 +55,5 @@ if(SPARKOPS_STATIC_DEPS)
 else()
   target_link_libraries(sparkops_fmt INTERFACE fmt::fmt)
   target_link_libraries(sparkops_yaml_cpp INTERFACE yaml-cpp)
-  target_link_libraries(sparkops_libelf INTERFACE PkgConfig::LIBELF)
   set(SPARKOPS_STATIC_LINK_OPTIONS)
 endif()

@@ -7,7 +7,7 @@
 set -euo pipefail
 PKGS=(
   build-essential cmake ninja-build pkg-config git
-  libcli11-dev nlohmann-json3-dev libfmt-dev libelf-dev libyaml-cpp-dev zlib1g-dev
+  libcli11-dev nlohmann-json3-dev libfmt-dev libyaml-cpp-dev
   libgtest-dev googletest
   clang-16 libclang-rt-16-dev  # libFuzzer targets (fuzz/run.sh); clang 14 cannot compile std::expected
   clang-tidy-16 clang-format-16  # the lint stage (scripts/lint.sh): 14 cannot parse std::expected either
@@ -22,7 +22,7 @@ PKGS=(
 # architecture-independent and come from the native package).
 CROSS_PKGS=(
   g++-aarch64-linux-gnu binutils-aarch64-linux-gnu qemu-user
-  libfmt-dev:arm64 libelf-dev:arm64 zlib1g-dev:arm64 libgtest-dev:arm64 libyaml-cpp0.7:arm64
+  libfmt-dev:arm64 libgtest-dev:arm64 libyaml-cpp0.7:arm64
 )
 CROSS_YAML_A=/opt/sparkops-cross/aarch64-linux-gnu/usr/lib/aarch64-linux-gnu/libyaml-cpp.a
 SUDO=""

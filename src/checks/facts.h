@@ -59,7 +59,7 @@ class HostFacts {
   const std::optional<Result<TorchVersion>>& torch_version() const;
   /// ELF dynamic info of one object, read once per path.
   const Result<ElfInfo>& elf(const std::string& path) const;
-  /// CUDA code in one object, from its .nv_fatbin entry headers (mapped, payloads not read); cached.
+  /// CUDA code in one object, from its .nv_fatbin entry headers (pread, payloads not read); cached.
   const CudaArchList& cuda_arches(const std::string& path) const;
   /// `uname -m` of the host ("aarch64", "x86_64"); tests set it.
   const std::string& host_machine() const;

@@ -92,6 +92,9 @@ Result<std::vector<std::string>> CsvRow(std::string_view text, size_t* i, const 
 Result<size_t> ScanRecord(std::string_view text, const std::string& file,
                           const std::function<void(const RecordRowView&)>& row, size_t max_rows) {
   size_t lineno = 0, rows = 0, i = 0;
+  // The next '"' and '\r' at or after the current line, found once and moved forward only when a
+  // line passes them (one pass over the text, not two searches per line).
+  size_t quote = text.find('"'), cr = text.find('\r');
   while (i < text.size()) {
     ++lineno;
     const size_t nl = text.find('\n', i);
@@ -100,7 +103,10 @@ Result<size_t> ScanRecord(std::string_view text, const std::string& file,
     std::string_view f[3];
     size_t nf = 0;
     std::vector<std::string> owned;  // the general path's fields
-    if (line.find('"') == std::string_view::npos && line.find('\r') == std::string_view::npos) {
+    if (quote != std::string_view::npos && quote < i) quote = text.find('"', i);
+    if (cr != std::string_view::npos && cr < i) cr = text.find('\r', i);
+    const size_t line_end = i + line.size();
+    if ((quote == std::string_view::npos || quote >= line_end) && (cr == std::string_view::npos || cr >= line_end)) {
       i = nl == std::string_view::npos ? text.size() : nl + 1;
       if (line.empty()) continue;  // blank line
       for (size_t start = 0;;) {

@@ -2,10 +2,6 @@
 
 #include <elf.h>
 #include <fcntl.h>
-#include <gelf.h>
-#include <libelf.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include <cctype>
 #include <algorithm>
@@ -15,116 +11,44 @@
 #include <utility>
 
 #include "base/strings.h"
+#include "host/elf_headers.h"
 
 namespace sparkops {
 
-namespace {
-
-/// Owns the fd and the libelf handle of one open file.
-struct ElfFile {
-  int fd = -1;
-  Elf* elf = nullptr;
-  ~ElfFile() {
-    if (elf) elf_end(elf);
-    if (fd >= 0) ::close(fd);
-  }
-};
-
-/// Opens `path` for reading with libelf after checking its size against the limit.
-Result<std::unique_ptr<ElfFile>> OpenElf(const std::string& path, const ElfLimits& limits) {
-  if (elf_version(EV_CURRENT) == EV_NONE) return IoError("libelf: version mismatch");
-  auto f = std::make_unique<ElfFile>();
-  f->fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (f->fd < 0) {
-    int e = errno;
-    if (e == ENOENT || e == ENOTDIR) return NotFound(path + ": no such file");
-    return IoError(path + ": cannot open: " + std::strerror(e));
-  }
-  struct stat st {};
-  if (::fstat(f->fd, &st) != 0 || !S_ISREG(st.st_mode)) return InputError(path + ": not a regular file");
-  if (static_cast<uint64_t>(st.st_size) > limits.max_file_bytes)
-    return InputError(path + ": " + std::to_string(st.st_size) + " bytes, over the ELF size limit");
-  if (st.st_size < static_cast<off_t>(sizeof(Elf32_Ehdr))) return InputError(path + ": too short to be ELF");
-  f->elf = elf_begin(f->fd, ELF_C_READ_MMAP, nullptr);
-  if (!f->elf || elf_kind(f->elf) != ELF_K_ELF)
-    return InputError(path + ": not an ELF file (" + std::string(elf_errmsg(-1)) + ")");
-  return f;
-}
-
-}  // namespace
-
 Result<ElfInfo> ReadElf(const std::string& path, const ElfLimits& limits) {
-  auto opened = OpenElf(path, limits);
-  if (!opened) return std::unexpected(opened.error());
-  Elf* elf = (*opened)->elf;
-  ElfInfo info;
-  int cls = gelf_getclass(elf);
-  info.elf_class = cls == ELFCLASS64 ? 64 : cls == ELFCLASS32 ? 32 : 0;
-  GElf_Ehdr eh;
-  if (!gelf_getehdr(elf, &eh)) return InputError(path + ": damaged ELF header");
-  info.machine = eh.e_machine;
-  size_t nsec = 0;
-  if (elf_getshdrnum(elf, &nsec) != 0 || nsec > limits.max_sections)
-    return InputError(path + ": damaged ELF: section count unreadable or implausible");
-  size_t shstrndx = 0;
-  bool have_names = elf_getshdrstrndx(elf, &shstrndx) == 0;
-  for (Elf_Scn* scn = elf_nextscn(elf, nullptr); scn; scn = elf_nextscn(elf, scn)) {
-    GElf_Shdr sh;
-    if (!gelf_getshdr(scn, &sh)) return InputError(path + ": damaged ELF section header");
-    if (have_names) {
-      const char* nm = elf_strptr(elf, shstrndx, sh.sh_name);
-      if (nm && std::strcmp(nm, ".nv_fatbin") == 0) info.has_fatbin = true;
-    }
-    if (sh.sh_type != SHT_DYNAMIC) continue;
-    if (sh.sh_entsize == 0 || sh.sh_size / sh.sh_entsize > limits.max_dyn_entries)
-      return InputError(path + ": damaged ELF: .dynamic entry count implausible");
-    Elf_Data* data = elf_getdata(scn, nullptr);
-    if (!data) return InputError(path + ": damaged ELF: .dynamic unreadable");
-    size_t n = sh.sh_size / sh.sh_entsize;
-    for (size_t i = 0; i < n; ++i) {
-      GElf_Dyn dyn;
-      if (!gelf_getdyn(data, static_cast<int>(i), &dyn)) return InputError(path + ": damaged ELF: .dynamic entry");
-      if (dyn.d_tag == DT_NULL) break;
-      if (dyn.d_tag != DT_NEEDED && dyn.d_tag != DT_RPATH && dyn.d_tag != DT_RUNPATH && dyn.d_tag != DT_SONAME)
-        continue;
-      const char* s = elf_strptr(elf, sh.sh_link, dyn.d_un.d_val);
-      if (!s) return InputError(path + ": damaged ELF: .dynamic string out of range");
-      if (dyn.d_tag == DT_NEEDED) info.needed.emplace_back(s);
-      else if (dyn.d_tag == DT_RPATH) info.rpath = s;
-      else if (dyn.d_tag == DT_RUNPATH) info.runpath = s;
-      else info.soname = s;
-    }
-  }
-  return info;
+  auto file = FileBytes::Open(path, limits.max_file_bytes);
+  if (!file) return std::unexpected(file.error());
+  auto layout = ParseElfLayout(*file, path, limits);
+  if (!layout) return std::unexpected(layout.error());
+  return ReadDynamicInfo(*file, *layout, path, limits);
 }
 
 namespace {
-/// Opens `path` and calls `fn(file, &shdr, scn)` for its `.nv_fatbin` section, or
-/// `fn(file, nullptr, nullptr)` when it has none. `fn` returns a Result.
+/// Opens `path` and calls `fn(file, section)` for its `.nv_fatbin` section, or `fn(file, nullptr)`
+/// when it has none (or the section occupies no bytes of the file). `fn` returns a Result.
 template <typename Fn>
-auto WithFatbinSection(const std::string& path, Fn fn) -> decltype(fn(std::declval<const ElfFile&>(), nullptr, nullptr)) {
-  auto opened = OpenElf(path, ElfLimits{});
-  if (!opened) return std::unexpected(opened.error());
-  Elf* elf = (*opened)->elf;
-  size_t shstrndx = 0;
-  if (elf_getshdrstrndx(elf, &shstrndx) != 0) return InputError(path + ": damaged ELF: no section names");
-  for (Elf_Scn* scn = elf_nextscn(elf, nullptr); scn; scn = elf_nextscn(elf, scn)) {
-    GElf_Shdr sh;
-    if (!gelf_getshdr(scn, &sh)) return InputError(path + ": damaged ELF section header");
-    const char* nm = elf_strptr(elf, shstrndx, sh.sh_name);
-    if (nm && std::strcmp(nm, ".nv_fatbin") == 0) return fn(**opened, &sh, scn);
-  }
-  return fn(**opened, nullptr, nullptr);
+auto WithFatbinSection(const std::string& path, Fn fn) -> decltype(fn(std::declval<FileBytes&>(), nullptr)) {
+  const ElfLimits limits;
+  auto file = FileBytes::Open(path, limits.max_file_bytes);
+  if (!file) return std::unexpected(file.error());
+  auto layout = ParseElfLayout(*file, path, limits);
+  if (!layout) return std::unexpected(layout.error());
+  if (!layout->fatbin) return fn(*file, nullptr);
+  const ElfSection& sh = layout->sections[*layout->fatbin];
+  if (sh.type == SHT_NOBITS) return fn(*file, nullptr);
+  if (sh.offset > file->size() || sh.size > file->size() - sh.offset)
+    return InputError(path + ": damaged ELF: .nv_fatbin extends past the end of the file");
+  return fn(*file, &sh);
 }
 }  // namespace
 
 Result<std::string> ReadFatbinSection(const std::string& path, size_t max_bytes) {
-  return WithFatbinSection(path, [&](const ElfFile&, const GElf_Shdr* sh, Elf_Scn* scn) -> Result<std::string> {
-    if (!sh || sh->sh_type == SHT_NOBITS) return std::string();
-    if (sh->sh_size > max_bytes) return InputError(path + ": .nv_fatbin larger than the scan limit");
-    Elf_Data* data = elf_getdata(scn, nullptr);
-    if (!data || !data->d_buf) return InputError(path + ": damaged ELF: .nv_fatbin unreadable");
-    return std::string(static_cast<const char*>(data->d_buf), data->d_size);
+  return WithFatbinSection(path, [&](FileBytes& f, const ElfSection* sh) -> Result<std::string> {
+    if (!sh) return std::string();
+    if (sh->size > max_bytes) return InputError(path + ": .nv_fatbin larger than the scan limit");
+    std::string out(static_cast<size_t>(sh->size), '\0');
+    if (!f.Read(sh->offset, out.data(), out.size())) return InputError(path + ": damaged ELF: .nv_fatbin unreadable");
+    return out;
   });
 }
 
@@ -257,11 +181,11 @@ struct ViewSource {
   }
 };
 
-/// Fatbin bytes read from a file with pread through one 4 KiB buffer: only the pages holding
-/// headers are read, and nothing is mapped (a mapping's touched pages would count as RSS).
+/// Fatbin bytes of a section of an open file, read with pread through one 4 KiB buffer: only the
+/// pages holding headers are read, and nothing is mapped (a mapping's touched pages would count as RSS).
 struct PreadSource {
-  int fd;
-  uint64_t base, size;
+  ByteSource* file;
+  uint64_t base, size;  ///< the section: [base, base + size) lies inside the file (checked by the caller)
   char buf[4096];
   uint64_t buf_off = 0;
   size_t buf_len = 0;
@@ -269,10 +193,9 @@ struct PreadSource {
     if (off > size || n > size - off || n > sizeof buf) return false;
     if (off < buf_off || off + n > buf_off + buf_len) {
       size_t want = static_cast<size_t>(std::min<uint64_t>(sizeof buf, size - off));
-      ssize_t got = ::pread(fd, buf, want, static_cast<off_t>(base + off));
-      if (got < 0 || static_cast<size_t>(got) < n) return false;
+      if (!file->Read(base + off, buf, want)) return false;
       buf_off = off;
-      buf_len = static_cast<size_t>(got);
+      buf_len = want;
     }
     std::memcpy(dst, buf + (off - buf_off), n);
     return true;
@@ -341,14 +264,10 @@ std::vector<CudaArch> ScanFatbin(std::string_view d) {
 
 Result<std::vector<CudaArch>> ScanFatbinFile(const std::string& path) {
   using Out = Result<std::vector<CudaArch>>;
-  return WithFatbinSection(path, [&](const ElfFile& f, const GElf_Shdr* sh, Elf_Scn*) -> Out {
-    if (!sh || sh->sh_type == SHT_NOBITS) return std::vector<CudaArch>{};
-    struct stat st {};
-    if (::fstat(f.fd, &st) != 0 || sh->sh_offset > static_cast<uint64_t>(st.st_size) ||
-        sh->sh_size > static_cast<uint64_t>(st.st_size) - sh->sh_offset)
-      return InputError(path + ": damaged ELF: .nv_fatbin extends past the end of the file");
-    auto src = std::make_unique<PreadSource>(PreadSource{f.fd, sh->sh_offset, sh->sh_size, {}, 0, 0});
-    return ScanFatbinFrom(*src, sh->sh_size);
+  return WithFatbinSection(path, [&](FileBytes& f, const ElfSection* sh) -> Out {
+    if (!sh) return std::vector<CudaArch>{};
+    auto src = std::make_unique<PreadSource>(PreadSource{&f, sh->offset, sh->size, {}, 0, 0});
+    return ScanFatbinFrom(*src, sh->size);
   });
 }
 

@@ -1,7 +1,8 @@
 #pragma once
 /// ELF reading for preflight (G1, G2, G7): the dynamic section (what `readelf -d` shows) and the
-/// CUDA code embedded in a host object. Read with libelf, bounded: a file over the size limit or
-/// with an implausible section/entry count is an Error naming the file, never a crash.
+/// CUDA code embedded in a host object. Read with bounded preads of the headers only (host/elf_headers.h:
+/// one open per object, nothing mapped): a file over the size limit, with an implausible
+/// section/entry count or an offset past its end is an Error naming the file, never a crash.
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -27,10 +28,11 @@ struct ElfLimits {
   uint64_t max_file_bytes = 4ull << 30;  ///< libtorch_cuda.so is ~1-2 GB; larger is refused
   size_t max_sections = 65535;
   size_t max_dyn_entries = 100000;
+  uint64_t max_names_bytes = 1u << 20;  ///< the section-name table (real objects: under 1 KiB)
 };
 
 /// Reads the dynamic section of `path` (a real path). Input error naming the file when it is not
-/// an ELF file or is damaged; NotFound when it does not exist.
+/// an ELF file, is damaged or is not a regular file (a FIFO, /dev/zero); NotFound when it does not exist.
 Result<ElfInfo> ReadElf(const std::string& path, const ElfLimits& limits = {});
 
 /// "x86-64", "aarch64", "ppc64le", or "EM_<n>" for another e_machine value.

@@ -17,6 +17,7 @@ constexpr size_t kMaxRecordBytes = 32u << 20;
 constexpr size_t kMaxWalkEntries = 50000;    // per egg-info package tree
 
 bool IsSharedObject(std::string_view path) {
+  if (path.find(".so") == std::string_view::npos) return false;  // most RECORD rows: no BaseName needed
   const std::string_view leaf = BaseName(path);
   return EndsWith(leaf, ".so") || leaf.find(".so.") != std::string_view::npos;
 }
@@ -136,8 +137,14 @@ Inventory ScanSitePackages(const std::vector<std::string>& site_dirs) {
   for (const auto& dir : site_dirs) {
     std::error_code ec;
     std::vector<std::string> names;
-    for (const auto& e : fs::directory_iterator(dir, ec)) names.push_back(e.path().filename().string());
+    std::vector<std::string> regular;  // names that are regular files (egg-info files), from the listing's d_type
+    for (const auto& e : fs::directory_iterator(dir, ec)) {
+      names.push_back(e.path().filename().string());
+      std::error_code tec;
+      if (e.is_regular_file(tec)) regular.push_back(names.back());  // no stat unless d_type is unknown
+    }
     std::sort(names.begin(), names.end());
+    std::sort(regular.begin(), regular.end());
     for (const auto& n : names) {
       auto dn = ParseDistDirName(n);
       if (!dn) continue;
@@ -148,7 +155,7 @@ Inventory ScanSitePackages(const std::vector<std::string>& site_dirs) {
       p.meta_dir = dir + "/" + n;
       p.egg = dn->egg;
       p.norm = NormalizeName(p.name);
-      bool is_file = fs::is_regular_file(p.meta_dir, ec);
+      bool is_file = std::binary_search(regular.begin(), regular.end(), n);
       if (p.egg) ReadEggInfo(p, is_file, names);
       else ReadDistInfo(p, names);
       p.norm = NormalizeName(p.name);

@@ -205,6 +205,20 @@ TEST(FilesThatAreNotRegularFiles, AreRefusedAtOnceNamingWhatTheyAre) {
     EXPECT_EQ(r.rc, 2) << c.args[0] << " " << c.args[2];
     EXPECT_NE((r.err + r.out).find(c.what), std::string::npos) << r.err << r.out;  // preflight: on its G10 line
   }
+  // Shared objects of a site-packages that are a FIFO nobody writes to, /dev/zero and a directory:
+  // preflight's ELF reader names each (G1 blames the package), never blocks in open() or reads forever.
+  d.Write("site/evil-1.0.dist-info/METADATA", "Metadata-Version: 2.1\nName: evil\nVersion: 1.0\n");
+  d.Write("site/evil-1.0.dist-info/RECORD", "evil/fifo.so,,\nevil/zero.so,,\nevil/dir.so,,\n");
+  std::filesystem::create_directories(d.path() + "/site/evil");
+  Fifo so_fifo(d.path() + "/site/evil/fifo.so");
+  ASSERT_EQ(::symlink("/dev/zero", (d.path() + "/site/evil/zero.so").c_str()), 0);
+  std::filesystem::create_directories(d.path() + "/site/evil/dir.so");
+  auto t0 = std::chrono::steady_clock::now();
+  auto pf = RunBinary({"--root", Fixture("gb10"), "--json", "preflight", "--only", "G1", "--site-packages", d.path() + "/site"},
+                      {}, 20000);
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(5));
+  for (const char* so : {"fifo.so", "zero.so", "dir.so"})
+    EXPECT_NE(pf.out.find(std::string(so) + ": not a regular file"), std::string::npos) << so << "\n" << pf.out << pf.err;
   // An output FIFO nobody reads, and a FIFO as the NVML library: no hang.
   auto out = RunBinary({"--root", Fixture("gb10"), "sample", "--count", "1", "--out", fifo.path()}, {}, 20000);
   EXPECT_EQ(out.rc, 2) << out.err;

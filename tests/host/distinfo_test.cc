@@ -112,6 +112,32 @@ TEST(Record, CsvWithQuoting) {
   EXPECT_EQ((*rows)[3].hash, "");
 }
 
+// ScanRecord looks for '"' and '\r' once over the text, not per line: rows read from one text
+// equal the rows of its lines read one at a time, whichever lines are quoted or carry a '\r'.
+TEST(Record, QuotedAndCrLinesAnywhereReadAsOnTheirOwn) {
+  const std::vector<std::string> lines = {
+      "a/x.so,sha256=1,1\n", "\"b,c.py\",,\n", "d.py,,2\r\n", "e.py,,\n", "\"f \"\"g\"\".py\",h,3\n",
+      "i.py,,\n",           "j.py,,4\n",     "\"k.so\",,5\r\n", "l.py,,\n"};
+  for (size_t mask = 0; mask < (1u << lines.size()); mask += 7) {
+    std::string text;
+    std::vector<RecordEntry> one_by_one;
+    for (size_t k = 0; k < lines.size(); ++k) {
+      if (!(mask & (1u << k))) continue;
+      text += lines[k];
+      auto r = ParseRecord(lines[k], "R");
+      ASSERT_TRUE(r) << lines[k];
+      one_by_one.insert(one_by_one.end(), r->begin(), r->end());
+    }
+    auto all = ParseRecord(text, "R");
+    ASSERT_TRUE(all) << text;
+    ASSERT_EQ(all->size(), one_by_one.size()) << text;
+    for (size_t k = 0; k < all->size(); ++k) {
+      EXPECT_EQ((*all)[k].path, one_by_one[k].path) << text;
+      EXPECT_EQ((*all)[k].size, one_by_one[k].size) << text;
+    }
+  }
+}
+
 TEST(Record, DamagedRowsNameFileAndLine) {
   struct Case {
     const char* text;

@@ -28,7 +28,7 @@ inline int BuildElfMachine() {
 inline int ForeignElfMachine() { return BuildElfMachine() == EM_AARCH64 ? EM_X86_64 : EM_AARCH64; }
 
 /// Writes a minimal little-endian ELF64 shared-object header (no sections) with e_machine `machine`:
-/// enough for libelf/readelf to report the machine, e.g. a foreign object in a fake site-packages.
+/// enough for ReadElf/readelf to report the machine, e.g. a foreign object in a fake site-packages.
 inline std::string WriteMinimalElf(const TempDir& dir, const std::string& rel, int machine) {
   Elf64_Ehdr h;
   std::memset(&h, 0, sizeof h);
