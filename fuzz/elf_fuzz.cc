@@ -1,7 +1,7 @@
-// ReadElf (the headers and the dynamic section through host/elf_headers.h, bounded preads) on any bytes written to a file, plus
-// the fatbin scan of the same bytes: an error naming the file or a result, never a crash.
-// The "file" is an in-memory one (memfd, opened by its /proc/self/fd path): a real file in /tmp
-// cost a disk round trip per input and held this target to a few hundred executions a second.
+// ReadElf (the headers and the dynamic section through host/elf_headers.h, bounded preads) on any bytes written to a
+// file, plus the fatbin scan of the same bytes: an error naming the file or a result, never a crash. The "file" is an
+// in-memory one (memfd, opened by its /proc/self/fd path): a real file in /tmp cost a disk round trip per input and
+// held this target to a few hundred executions a second.
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -22,10 +22,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   // The same bytes from memory: the parser gives the same answer whatever the source.
   sparkops::MemoryBytes mem(AsText(data, size));
   auto layout = sparkops::ParseElfLayout(mem, path, {});
-  auto same = layout ? sparkops::ReadDynamicInfo(mem, *layout, path, {}) : sparkops::Result<sparkops::ElfInfo>(
-                                                                              std::unexpected(layout.error()));
+  auto same = layout ? sparkops::ReadDynamicInfo(mem, *layout, path, {})
+                     : sparkops::Result<sparkops::ElfInfo>(std::unexpected(layout.error()));
   FUZZ_CHECK(same.has_value() == info.has_value());
-  if (info) FUZZ_CHECK(same->needed == info->needed && same->soname == info->soname && same->has_fatbin == info->has_fatbin);
+  if (info)
+    FUZZ_CHECK(same->needed == info->needed && same->soname == info->soname && same->has_fatbin == info->has_fatbin);
   else FUZZ_CHECK(same.error().message == info.error().message);
   (void)sparkops::ScanFatbinFile(path);
   (void)sparkops::ReadFatbinSection(path, 1 << 16);

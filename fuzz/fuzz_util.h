@@ -5,12 +5,12 @@
 #include <string_view>
 
 /// Aborts (libFuzzer records the input) when a parser's contract does not hold.
-#define FUZZ_CHECK(cond)                                                          \
-  do {                                                                            \
-    if (!(cond)) {                                                                \
+#define FUZZ_CHECK(cond)                                                                  \
+  do {                                                                                    \
+    if (!(cond)) {                                                                        \
       std::fprintf(stderr, "FUZZ_CHECK failed: %s (%s:%d)\n", #cond, __FILE__, __LINE__); \
-      std::abort();                                                               \
-    }                                                                             \
+      std::abort();                                                                       \
+    }                                                                                     \
   } while (0)
 
 inline std::string_view AsText(const uint8_t* data, size_t size) {

@@ -17,8 +17,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     std::vector<std::string> recs;
     auto emit = [&](std::string_view r) { recs.emplace_back(r); };
     sparkops::LineSplitter sp(max_line);
-    for (size_t i = 0; i < stream.size(); i += chunk)
-      sp.Feed(std::string_view(stream).substr(i, chunk), emit);
+    for (size_t i = 0; i < stream.size(); i += chunk) sp.Feed(std::string_view(stream).substr(i, chunk), emit);
     sp.Finish(emit);
     return recs;
   };

@@ -10,7 +10,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   for (std::string_view line : sparkops::SplitLines(text)) {
     auto s = sparkops::ParseStepLine(line);
     if (!s.timestamp.empty())
-      FUZZ_CHECK(s.timestamp.data() >= line.data() && s.timestamp.data() + s.timestamp.size() <= line.data() + line.size());
+      FUZZ_CHECK(s.timestamp.data() >= line.data() &&
+                 s.timestamp.data() + s.timestamp.size() <= line.data() + line.size());
     FUZZ_CHECK(s.format != nullptr);
   }
   size_t used = 0;

@@ -126,8 +126,8 @@ inline int FreeLoopbackPort() {
 /// gb10 fixture, preflight in the background off, `extra` exporter flags. Sets `port` from the
 /// address it prints (0 when it printed none within 10 s).
 inline std::unique_ptr<Child> StartFixtureExporter(int& port, const std::vector<std::string>& extra = {}) {
-  std::vector<std::string> argv = {SparkopsBin(), "--root",       Fixture("gb10"), "exporter", "--listen",
-                                   "127.0.0.1:0", "--preflight-interval", "0"};
+  std::vector<std::string> argv = {SparkopsBin(), "--root",      Fixture("gb10"),        "exporter",
+                                   "--listen",    "127.0.0.1:0", "--preflight-interval", "0"};
   argv.insert(argv.end(), extra.begin(), extra.end());
   auto child = std::make_unique<Child>(TargetArgv(argv));
   port = 0;

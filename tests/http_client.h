@@ -60,7 +60,8 @@ inline int ConnectLoopback(int port, const std::string& source = "", bool nonblo
 inline std::optional<HttpResponse> ReadReply(int fd, std::string& buf, int timeout_ms, bool head_request = false) {
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
   auto fill = [&]() -> bool {
-    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now()).count();
+    auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now()).count();
     if (left <= 0) return false;
     pollfd p{fd, POLLIN, 0};
     if (poll(&p, 1, static_cast<int>(left)) <= 0) return false;

@@ -84,8 +84,7 @@ pid_t SpawnSparkops(const std::vector<std::string>& args, const SpawnIo& io) {
   posix_spawn_file_actions_t fa;
   posix_spawn_file_actions_init(&fa);
   posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-  if (io.out_fd >= 0)
-    posix_spawn_file_actions_adddup2(&fa, io.out_fd, 1);
+  if (io.out_fd >= 0) posix_spawn_file_actions_adddup2(&fa, io.out_fd, 1);
   else if (!io.out.empty())
     posix_spawn_file_actions_addopen(&fa, 1, io.out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
   if (!io.err.empty()) posix_spawn_file_actions_addopen(&fa, 2, io.err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);

@@ -22,7 +22,8 @@ bool IsFile(const std::string& p) {
 std::string ForwardedSignal(const std::vector<RunEvent>& events) {
   for (const RunEvent& e : events)
     if (e.type == "signal")
-      return fmt::format(", after `sparkops run` forwarded {} to it at {}", e.Str("signal").empty() ? "a signal" : e.Str("signal"),
+      return fmt::format(", after `sparkops run` forwarded {} to it at {}",
+                         e.Str("signal").empty() ? "a signal" : e.Str("signal"),
                          FormatUtcMillis(FromUnixMillis(e.t_ms)));
   return "";
 }
@@ -33,7 +34,8 @@ void CheckEnd(AnalysisResult& r, const HostFs& fs) {
     if (e.type != "exit") continue;
     r.end.status = "exit";
     std::string code = e.Str("code"), sig = e.Str("signal");
-    r.end.detail = !sig.empty() ? "the job was killed by signal " + sig : "the job exited with status " + (code.empty() ? "?" : code);
+    r.end.detail = !sig.empty() ? "the job was killed by signal " + sig
+                                : "the job exited with status " + (code.empty() ? "?" : code);
     if (auto g = DescribeGuard(r.events)) r.end.detail += "; " + *g;
     r.end.detail += ForwardedSignal(r.events);
     return;
@@ -49,7 +51,10 @@ void CheckEnd(AnalysisResult& r, const HostFs& fs) {
   }
   if (*now == r.meta->boot_id) {
     r.end.status = "no_exit_record";
-    r.end.detail = "no exit record and the machine has not rebooted since: the run is still going, or sparkops was stopped before it could record the exit" + ForwardedSignal(r.events);
+    r.end.detail =
+        "no exit record and the machine has not rebooted since: the run is still going, or sparkops was stopped before "
+        "it could record the exit" +
+        ForwardedSignal(r.events);
     return;
   }
   r.end.status = "reboot";
@@ -124,8 +129,9 @@ Result<AnalysisResult> Analyze(const AnalyzeInputs& in, const LocalZone& zone, c
     if (e.t0 != kNoTime && e.t1 != kNoTime) {
       e.cls = Classify(r.thermal ? &*r.thermal : nullptr, r.events, e.t0, e.t1);
     } else {
-      e.cls.ruled_out.push_back("all causes: not checked — the log has no timestamps to line up with telemetry "
-                                "(run the job under `sparkops run`, which stamps every line)");
+      e.cls.ruled_out.push_back(
+          "all causes: not checked — the log has no timestamps to line up with telemetry "
+          "(run the job under `sparkops run`, which stamps every line)");
     }
     r.slowdowns.push_back(std::move(e));
   }
@@ -137,11 +143,11 @@ Result<AnalysisResult> Analyze(const AnalyzeInputs& in, const LocalZone& zone, c
     int64_t a = first == pts.end() ? kNoTime : first->t_ms, b = last == pts.rend() ? kNoTime : last->t_ms;
     int64_t ta = r.thermal->rows.front().t_ms, tb = r.thermal->rows.back().t_ms;
     if (a != kNoTime && (tb < a || ta > b))
-      r.warnings.push_back(fmt::format(
-          "the thermal samples ({} – {}) do not overlap the log ({} – {}): if the CSV has zone-less times "
-          "(nvidia-smi), give their zone with --tz",
-          FormatUtcMillis(FromUnixMillis(ta)), FormatUtcMillis(FromUnixMillis(tb)), FormatUtcMillis(FromUnixMillis(a)),
-          FormatUtcMillis(FromUnixMillis(b))));
+      r.warnings.push_back(
+          fmt::format("the thermal samples ({} – {}) do not overlap the log ({} – {}): if the CSV has zone-less times "
+                      "(nvidia-smi), give their zone with --tz",
+                      FormatUtcMillis(FromUnixMillis(ta)), FormatUtcMillis(FromUnixMillis(tb)),
+                      FormatUtcMillis(FromUnixMillis(a)), FormatUtcMillis(FromUnixMillis(b))));
   }
   CheckEnd(r, fs);
   return r;
@@ -159,8 +165,9 @@ std::string AnalysisResult::Verdict() const {
     v = fmt::format("{} slowdown{}: step time {:.2f}× from step {} — cause: {}.", slowdowns.size(),
                     slowdowns.size() > 1 ? "s" : "", s.s.ratio, s.start_step, s.cls.cause);
     if (slowdowns.size() > 1)
-      v.insert(v.size() - 1, series.cost_is_inverse_throughput ? " (the largest)"
-                                                               : fmt::format(" (the largest: ~{:.0f} s lost)", s.s.lost));
+      v.insert(v.size() - 1, series.cost_is_inverse_throughput
+                                 ? " (the largest)"
+                                 : fmt::format(" (the largest: ~{:.0f} s lost)", s.s.lost));
   }
   if (end.status == "reboot") v += " The run ended in a reboot or power-off.";
   return v;

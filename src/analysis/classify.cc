@@ -3,9 +3,9 @@
 #include "analysis/power_causes.h"
 #include "base/json_text.h"
 
+#include <fmt/format.h>
 #include <algorithm>
 #include <cmath>
-#include <fmt/format.h>
 #include <functional>
 #include <optional>
 
@@ -94,8 +94,9 @@ Classification Classify(const ThermalSeries* thermal, const std::vector<RunEvent
   if (before.size() > 20) before.erase(before.begin(), before.end() - 20);
 
   if (span.empty()) {
-    ruled.push_back(thermal ? "thermal, power_cap, pd_degraded, memory_pressure: not checked — no thermal samples over this span"
-                            : "thermal, power_cap, pd_degraded, memory_pressure: not checked — no thermal CSV");
+    ruled.push_back(
+        thermal ? "thermal, power_cap, pd_degraded, memory_pressure: not checked — no thermal samples over this span"
+                : "thermal, power_cap, pd_degraded, memory_pressure: not checked — no thermal CSV");
   } else {
     size_t n = span.size();
     Bits in_span = CountBits(span), bb = CountBits(before);
@@ -110,9 +111,10 @@ Classification Classify(const ThermalSeries* thermal, const std::vector<RunEvent
     bool thermal_new = NewInSpan(thermal_bits, n, bb.thermal, bb.with_reasons, clocks_fell);
     bool power_new = NewInSpan(power_bits, n, bb.power, bb.with_reasons, clocks_fell);
     bool hw_slow_new = NewInSpan(hw_slow, n, bb.hw_slow, bb.with_reasons, clocks_fell);
-    std::string temp_txt = ts.n ? (tb.n ? fmt::format("temperature {:.0f} → {:.0f} °C (max {:.0f})", tb.median, ts.last, ts.max)
-                                        : fmt::format("temperature up to {:.0f} °C", ts.max))
-                                : "temperature not reported";
+    std::string temp_txt =
+        ts.n ? (tb.n ? fmt::format("temperature {:.0f} → {:.0f} °C (max {:.0f})", tb.median, ts.last, ts.max)
+                     : fmt::format("temperature up to {:.0f} °C", ts.max))
+             : "temperature not reported";
     std::string clock_txt = cs.n ? (cb.n ? fmt::format("SM clock {:.0f} → {:.0f} MHz", cb.median, cs.median)
                                          : fmt::format("SM clock {:.0f} MHz", cs.median))
                                  : "SM clock not reported";
@@ -120,20 +122,24 @@ Classification Classify(const ThermalSeries* thermal, const std::vector<RunEvent
                                          : fmt::format("power {:.1f} W", ps.median))
                                  : "power not reported";
     auto already = [&](const char* what, size_t bits, size_t bits_before) {
-      return fmt::format("the {} reason was already on in {} of {} samples before the slowdown ({} of {} during it) "
-                         "and the clocks did not fall ({})",
-                         what, bits_before, bb.with_reasons, bits, n, clock_txt);
+      return fmt::format(
+          "the {} reason was already on in {} of {} samples before the slowdown ({} of {} during it) "
+          "and the clocks did not fall ({})",
+          what, bits_before, bb.with_reasons, bits, n, clock_txt);
     };
     // thermal
     bool temp_sig = ts.n && clocks_fell &&
-                    (ts.max >= kTripPointC ||
-                     (tb.n && ts.max - tb.median >= 5 && pb.n && ps.n && std::fabs(ps.median - pb.median) <= 0.1 * pb.median));
+                    (ts.max >= kTripPointC || (tb.n && ts.max - tb.median >= 5 && pb.n && ps.n &&
+                                               std::fabs(ps.median - pb.median) <= 0.1 * pb.median));
     if (thermal_new || (hw_slow_new && ts.n && ts.max >= kTripPointC)) {
-      found.push_back({"thermal", 0,
-                       {fmt::format("thermal slowdown reason (sw_thermal/hw_thermal) active in {} of {} samples", thermal_bits, n),
-                        temp_txt, clock_txt, power_txt}});
+      found.push_back(
+          {"thermal",
+           0,
+           {fmt::format("thermal slowdown reason (sw_thermal/hw_thermal) active in {} of {} samples", thermal_bits, n),
+            temp_txt, clock_txt, power_txt}});
     } else if (temp_sig) {
-      found.push_back({"thermal", 5,
+      found.push_back({"thermal",
+                       5,
                        {"no thermal reason bit, but the G4 signature: temperature climbing while clocks fall", temp_txt,
                         clock_txt, power_txt}});
     } else if (thermal_bits) {
@@ -146,29 +152,37 @@ Classification Classify(const ThermalSeries* thermal, const std::vector<RunEvent
     // power cap
     bool at_limit = lim.n && ps.n && ps.median >= 0.95 * lim.median && clocks_fell;
     if (power_new || (hw_slow_new && !thermal_new)) {
-      found.push_back({"power_cap", 1,
+      found.push_back({"power_cap",
+                       1,
                        {fmt::format("power-cap reason (sw_power_cap/hw_power_brake{}) active in {} of {} samples",
                                     power_new ? "" : "/hw_slowdown", power_new ? power_bits : hw_slow, n),
                         power_txt, clock_txt}});
     } else if (at_limit) {
-      found.push_back({"power_cap", 6, {fmt::format("power {:.1f} W at its limit {:.1f} W while clocks fall", ps.median, lim.median), clock_txt}});
+      found.push_back(
+          {"power_cap",
+           6,
+           {fmt::format("power {:.1f} W at its limit {:.1f} W while clocks fall", ps.median, lim.median), clock_txt}});
     } else if (power_bits) {
       ruled.push_back(fmt::format("power_cap: {}; {}", already("power-cap", power_bits, bb.power), power_txt));
     } else {
-      ruled.push_back(fmt::format("power_cap: no power-cap reason bit; {}; limit {}", power_txt,
-                                  lim.n ? fmt::format("{:.0f} W", lim.median) : std::string("not reported (GB10 reports none)")));
+      ruled.push_back(
+          fmt::format("power_cap: no power-cap reason bit; {}; limit {}", power_txt,
+                      lim.n ? fmt::format("{:.0f} W", lim.median) : std::string("not reported (GB10 reports none)")));
     }
     // PD-degraded: clocks far down, GPU busy, no reason bit.
     bool busy = !us.n || us.median >= kPdBusyUtilPct;
     bool far_down = cs.n && (cs.median < kPdClockMhz || (cb.n && cs.median < 0.5 * cb.median));
     if (pd_events || (far_down && busy && !thermal_new && !power_new)) {
-      std::vector<std::string> ev{clock_txt, us.n ? fmt::format("utilization {:.0f} %", us.median) : "utilization not reported",
+      std::vector<std::string> ev{clock_txt,
+                                  us.n ? fmt::format("utilization {:.0f} %", us.median) : "utilization not reported",
                                   "no clock-event reason bit", power_txt};
-      if (pd_events) ev.insert(ev.begin(), fmt::format("sampler flagged pd_degraded in {} of {} samples", pd_events, n));
+      if (pd_events)
+        ev.insert(ev.begin(), fmt::format("sampler flagged pd_degraded in {} of {} samples", pd_events, n));
       found.push_back({"pd_degraded", 4, ev});
     } else {
-      ruled.push_back(fmt::format("pd_degraded: {}", cs.n ? fmt::format("{} (not below {:.0f} MHz nor halved)", clock_txt, kPdClockMhz)
-                                                          : std::string("SM clock not reported")));
+      ruled.push_back(fmt::format("pd_degraded: {}",
+                                  cs.n ? fmt::format("{} (not below {:.0f} MHz nor halved)", clock_txt, kPdClockMhz)
+                                       : std::string("SM clock not reported")));
     }
     // memory pressure
     Stats mb = Of(before, &ThermalRow::mem_available_gib), ms = Of(span, &ThermalRow::mem_available_gib);
@@ -183,8 +197,8 @@ Classification Classify(const ThermalSeries* thermal, const std::vector<RunEvent
       mem_ev.push_back(fmt::format("memory pressure stall (some avg10) up to {:.1f} %", qs.max));
     if (!mem_ev.empty()) found.push_back({"memory_pressure", 3, mem_ev});
     else
-      ruled.push_back(ms.n ? fmt::format("memory_pressure: MemAvailable {:.1f}–{:.1f} GiB over the span{}", ms.min, ms.max,
-                                         ss.n ? fmt::format(", swap {:.1f} GiB", ss.max) : std::string())
+      ruled.push_back(ms.n ? fmt::format("memory_pressure: MemAvailable {:.1f}–{:.1f} GiB over the span{}", ms.min,
+                                         ms.max, ss.n ? fmt::format(", swap {:.1f} GiB", ss.max) : std::string())
                            : std::string("memory_pressure: MemAvailable not recorded"));
     // issue 18: PROCHOT, firmware limiters, DC input (analysis/power_causes.h)
     std::vector<PowerFinding> power_found;
@@ -202,20 +216,22 @@ Classification Classify(const ThermalSeries* thermal, const std::vector<RunEvent
       std::string what = e.Str("name").empty() ? e.Str("kind") : e.Str("name");
       std::string cap = e.Str("cap");
       cont.push_back(fmt::format("{} {} process started (pid {}{}{})", verdict, what, e.Str("pid"),
-                                 cap.empty() ? "" : ", cap " + cap,
-                                 PoolText(e)));
+                                 cap.empty() ? "" : ", cap " + cap, PoolText(e)));
     } else if (e.type == "contention") {
-      cont.push_back("run recorded contention: " + (e.Str("detail").empty() ? JsonText(e.record, -1) : e.Str("detail")));
+      cont.push_back("run recorded contention: " +
+                     (e.Str("detail").empty() ? JsonText(e.record, -1) : e.Str("detail")));
     }
   }
   if (!cont.empty()) found.push_back({"contention", 2, cont});
-  else ruled.push_back(events.empty() ? "contention: no process events recorded (events.jsonl absent)"
-                                      : "contention: no new uncapped or near-capacity process around this span");
+  else
+    ruled.push_back(events.empty() ? "contention: no process events recorded (events.jsonl absent)"
+                                   : "contention: no new uncapped or near-capacity process around this span");
 
   // host CPU / I/O contention (issue #24, analysis/contention.cc)
   for (auto& f : FindHostContention(before, span, events, t0, t1, &ruled)) found.push_back({f.cause, 2, f.evidence});
 
-  std::stable_sort(found.begin(), found.end(), [](const Finding& a, const Finding& b) { return a.priority < b.priority; });
+  std::stable_sort(found.begin(), found.end(),
+                   [](const Finding& a, const Finding& b) { return a.priority < b.priority; });
   if (!found.empty()) {
     c.cause = found[0].cause;
     c.evidence = found[0].evidence;

@@ -13,7 +13,7 @@ namespace sparkops {
 
 namespace {
 constexpr std::string_view kNames[] = {"cpu_pressure_pct", "io_pressure_some_pct", "io_pressure_full_pct",
-                                       "job_cores", "other_cores", "pressure_source"};
+                                       "job_cores",        "other_cores",          "pressure_source"};
 using Field = std::optional<double> ThermalRow::*;
 constexpr Field kFields[] = {&ThermalRow::cpu_pressure, &ThermalRow::io_pressure_some, &ThermalRow::io_pressure_full,
                              &ThermalRow::job_cores, &ThermalRow::other_cores};
@@ -42,7 +42,8 @@ std::string TopConsumers(const std::vector<RunEvent>& events, int64_t t0, int64_
     for (const auto& p : *top) {
       if (!p.is_object() || !p.contains("pid") || !p["pid"].is_number_integer()) continue;
       const double cores = p.contains("cores") && p["cores"].is_number() ? p["cores"].get<double>() : 0;
-      const double io = p.contains("io_bytes_per_s") && p["io_bytes_per_s"].is_number() ? p["io_bytes_per_s"].get<double>() : -1;
+      const double io =
+          p.contains("io_bytes_per_s") && p["io_bytes_per_s"].is_number() ? p["io_bytes_per_s"].get<double>() : -1;
       const double key = std::string_view(kind) == "io" && io >= 0 ? io : cores;
       Top& t = by_pid[p["pid"].get<int64_t>()];
       if (!t.text.empty() && key <= t.key) continue;
@@ -126,9 +127,10 @@ std::vector<ContentionFinding> FindHostContention(const std::vector<const Therma
     f.evidence.push_back(fmt::format("{} {:.0f} % over the span{}{}{}", k.label, *s,
                                      b ? fmt::format(" ({:.0f} % before)", *b) : "", what, share));
     std::string top = TopConsumers(events, t0, t1, k.top);
-    f.evidence.push_back(top.empty() ? "outside the job: no top-consumer record in the span (run records them when pressure "
-                                       "passes its threshold; `sample` does not)"
-                                     : "outside the job: " + top);
+    f.evidence.push_back(top.empty()
+                             ? "outside the job: no top-consumer record in the span (run records them when pressure "
+                               "passes its threshold; `sample` does not)"
+                             : "outside the job: " + top);
     out.push_back(std::move(f));
   }
   return out;

@@ -40,11 +40,12 @@ std::optional<std::string> DescribeGuard(const std::vector<RunEvent>& events) {
     } else {
       why = "MemAvailable under the floor";
     }
-    out = fmt::format("the memory guard stopped the job ({}): {}", killed ? "SIGTERM, then SIGKILL after the grace" : "SIGTERM",
-                      why);
+    out = fmt::format("the memory guard stopped the job ({}): {}",
+                      killed ? "SIGTERM, then SIGKILL after the grace" : "SIGTERM", why);
     std::string held;
     if (auto rss = GiB(*stop, "job_rss_bytes")) held = fmt::format("{:.1f} GiB resident", *rss);
-    if (auto gpu = GiB(*stop, "job_gpu_bytes")) held += fmt::format("{}{:.1f} GiB of GPU memory", held.empty() ? "" : " + ", *gpu);
+    if (auto gpu = GiB(*stop, "job_gpu_bytes"))
+      held += fmt::format("{}{:.1f} GiB of GPU memory", held.empty() ? "" : " + ", *gpu);
     if (!held.empty()) out += "; the job held " + held;
   }
   if (flushes > 0)

@@ -5,9 +5,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <algorithm>
 #include <optional>
 #include <vector>
 
@@ -85,8 +85,8 @@ std::optional<Result<LineReadStats>> MappedLines(int fd, uint64_t size, const st
 }
 }  // namespace
 
-Result<LineReadStats> ForEachLine(const std::string& path,
-                                  const std::function<bool(std::string_view, uint64_t)>& fn, size_t window) {
+Result<LineReadStats> ForEachLine(const std::string& path, const std::function<bool(std::string_view, uint64_t)>& fn,
+                                  size_t window) {
   // A regular file or a pipe (streamed); a device (/dev/zero), socket or directory is refused, and a
   // FIFO nobody writes to is an error after a wait, never a hang.
   auto opened = OpenInput(path, InputKind::kRegularOrPipe);

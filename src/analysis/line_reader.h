@@ -25,9 +25,7 @@ struct LineReadStats {
 /// returns false to stop early (with its own error kept by the caller). IoError names the file.
 /// A regular file is memory-mapped `window` bytes at a time (each window unmapped after use);
 /// anything else (a pipe) is read in blocks. A line longer than kMaxLineBytes is cut there.
-Result<LineReadStats> ForEachLine(const std::string& path,
-                                  const std::function<bool(std::string_view, uint64_t)>& fn,
+Result<LineReadStats> ForEachLine(const std::string& path, const std::function<bool(std::string_view, uint64_t)>& fn,
                                   size_t window = 16u << 20);
-
 
 }  // namespace sparkops

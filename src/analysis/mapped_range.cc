@@ -104,9 +104,7 @@ MappedRange& MappedRange::operator=(MappedRange&& o) noexcept {
 
 MappedRange::~MappedRange() { Release(); }
 
-bool MappedRange::Damaged() const {
-  return slot_ >= 0 && g_slots[slot_].damaged.load(std::memory_order_acquire);
-}
+bool MappedRange::Damaged() const { return slot_ >= 0 && g_slots[slot_].damaged.load(std::memory_order_acquire); }
 
 void MappedRange::Release() {
   if (slot_ >= 0) {  // out of the handler's table before the addresses can be reused

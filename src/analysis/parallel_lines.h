@@ -36,13 +36,12 @@ struct ParallelLineOptions {
 
 /// Reads every line of `path` into segments and calls `merge` for each segment, in file order.
 /// `make` is called a few times (once per segment in flight) and segments are reused after
-/// Clear(); `make` and `merge` run on the calling thread, only Line runs on the workers. Pipes and small files are read sequentially through ForEachLine, still in segments
-/// (a new one every 65,536 lines) so the caller's memory is bounded the same way. The lines and
-/// bytes counted are the same as ForEachLine's; IoError/Input error name the file.
+/// Clear(); `make` and `merge` run on the calling thread, only Line runs on the workers. Pipes and small files are read
+/// sequentially through ForEachLine, still in segments (a new one every 65,536 lines) so the caller's memory is bounded
+/// the same way. The lines and bytes counted are the same as ForEachLine's; IoError/Input error name the file.
 Result<LineReadStats> ForEachLineParallel(const std::string& path,
                                           const std::function<std::unique_ptr<LineSegment>()>& make,
-                                          const std::function<void(LineSegment&)>& merge,
-                                          ParallelLineOptions opt = {});
+                                          const std::function<void(LineSegment&)>& merge, ParallelLineOptions opt = {});
 
 /// The worker threads ForEachLineParallel uses by default: CPUs in this process's affinity
 /// mask, at least 1, at most 16.

@@ -3,8 +3,8 @@
 
 #include <algorithm>
 #include <array>
-#include <cstring>
 #include <cmath>
+#include <cstring>
 
 #include "analysis/step_line_detail.h"
 
@@ -24,14 +24,18 @@ bool IStarts(std::string_view s, std::string_view w) {
   return true;
 }
 bool IEq(std::string_view s, std::string_view w) { return s.size() == w.size() && IStarts(s, w); }
-bool ISuffix(std::string_view s, std::string_view w) { return s.size() >= w.size() && IStarts(s.substr(s.size() - w.size()), w); }
+bool ISuffix(std::string_view s, std::string_view w) {
+  return s.size() >= w.size() && IStarts(s.substr(s.size() - w.size()), w);
+}
 /// Case-insensitive search for `w` (lower case) at a word start in `s`.
 bool HasWordStart(std::string_view s, std::string_view w) {
   for (size_t i = 0; i + w.size() <= s.size(); ++i)
     if ((i == 0 || !IsAlpha(s[i - 1])) && IStarts(s.substr(i), w)) return true;
   return false;
 }
-bool IsSep(char c) { return c == ' ' || c == '|' || c == ',' || c == ';' || c == '\t' || c == '(' || c == ')' || c == '[' || c == ']'; }
+bool IsSep(char c) {
+  return c == ' ' || c == '|' || c == ',' || c == ';' || c == '\t' || c == '(' || c == ')' || c == '[' || c == ']';
+}
 
 /// A non-negative count of at most 15 digits at s[*pos]; advances *pos.
 bool Count(std::string_view s, size_t* pos, int64_t* v) {
@@ -100,7 +104,8 @@ bool IsThroughputKey(std::string_view k) {
   return false;
 }
 bool IsUnit(std::string_view u) {
-  for (std::string_view w : {"ms", "s", "sec", "secs", "it/s", "s/it", "ms/it", "ms/step", "s/step", "ms/iter", "tok/s", "tokens/s", "samples/s"})
+  for (std::string_view w : {"ms", "s", "sec", "secs", "it/s", "s/it", "ms/it", "ms/step", "s/step", "ms/iter", "tok/s",
+                             "tokens/s", "samples/s"})
     if (IEq(u, w)) return true;
   return false;
 }
@@ -128,8 +133,7 @@ void Restart(StepLine& r, const char* format, int64_t n, std::optional<int64_t> 
   r.step = n;
   if (epoch && total && *total > 0 && *epoch < 1000000 && *total < 1000000000000LL && n <= *total)
     r.step = *epoch * *total + n;
-  else
-    r.total = total;
+  else r.total = total;
 }
 
 /// One `key value unit` field; key "" for a bare number.

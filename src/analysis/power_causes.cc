@@ -53,22 +53,28 @@ void Prochot(const std::vector<const ThermalRow*>& before, const std::vector<con
     if (!std::isnan(cpu)) ev.push_back(fmt::format("CPU temperature {:.0f} °C (median over the span)", cpu));
     found->push_back({"prochot", -1, ev});
   } else {
-    ruled->push_back(s.hits ? fmt::format("prochot: on in {} of {} samples, as before ({} of {}), and the clocks did not fall",
-                                          s.hits, s.known, b.hits, b.known)
-                            : fmt::format("prochot: PROCHOT off in all {} samples", s.known));
+    ruled->push_back(
+        s.hits ? fmt::format("prochot: on in {} of {} samples, as before ({} of {}), and the clocks did not fall",
+                             s.hits, s.known, b.hits, b.known)
+               : fmt::format("prochot: PROCHOT off in all {} samples", s.known));
   }
 }
 
-void Limiters(const std::vector<const ThermalRow*>& before, const std::vector<const ThermalRow*>& span, bool clocks_fell,
-              std::vector<PowerFinding>* found, std::vector<std::string>* ruled) {
-  struct L { const char* name; PField ewma, cap; };
+void Limiters(const std::vector<const ThermalRow*>& before, const std::vector<const ThermalRow*>& span,
+              bool clocks_fell, std::vector<PowerFinding>* found, std::vector<std::string>* ruled) {
+  struct L {
+    const char* name;
+    PField ewma, cap;
+  };
   static const L kLimiters[] = {{"PL1", &PowerColumns::pl1_w, &PowerColumns::pl1_cap_w},
                                 {"SysPL1", &PowerColumns::syspl1_w, &PowerColumns::syspl1_cap_w}};
   std::vector<std::string> seen;
   const L* best = nullptr;
   double best_share = 0;
   for (const L& l : kLimiters) {
-    auto at_cap = [&](const ThermalRow& r) { return r.power.*l.cap && *(r.power.*l.ewma) >= kLimiterAtCap * *(r.power.*l.cap); };
+    auto at_cap = [&](const ThermalRow& r) {
+      return r.power.*l.cap && *(r.power.*l.ewma) >= kLimiterAtCap * *(r.power.*l.cap);
+    };
     Count s = CountRows(span, l.ewma, at_cap), b = CountRows(before, l.ewma, at_cap);
     double ew = MedianOf(span, l.ewma), cap = MedianOf(span, l.cap);
     if (!s.known || std::isnan(cap)) continue;
@@ -78,9 +84,10 @@ void Limiters(const std::vector<const ThermalRow*>& before, const std::vector<co
   }
   if (best) {
     double ew = MedianOf(span, best->ewma), cap = MedianOf(span, best->cap);
-    found->push_back({"power_cap", 1,
-                      {fmt::format("limiter {}: its EWMA {:.0f} W at its cap {:.0f} W in {:.0f} % of the span", best->name, ew,
-                                   cap, 100 * best_share),
+    found->push_back({"power_cap",
+                      1,
+                      {fmt::format("limiter {}: its EWMA {:.0f} W at its cap {:.0f} W in {:.0f} % of the span",
+                                   best->name, ew, cap, 100 * best_share),
                        "the firmware's power limit (read from the spbm hwmon driver; NVML shows no cap on GB10)"}});
   } else if (seen.empty()) {
     ruled->push_back("power_cap (firmware limiters PL1/SysPL1): not recorded (needs the optional spbm hwmon driver)");
@@ -91,7 +98,8 @@ void Limiters(const std::vector<const ThermalRow*>& before, const std::vector<co
   }
 }
 
-void Delivery(const std::vector<const ThermalRow*>& span, std::vector<PowerFinding>* found, std::vector<std::string>* ruled) {
+void Delivery(const std::vector<const ThermalRow*>& span, std::vector<PowerFinding>* found,
+              std::vector<std::string>* ruled) {
   auto low = [](const ThermalRow& r) {
     if (r.events.find("power_delivery_low") != std::string::npos) return true;
     const auto& p = r.power;
@@ -105,14 +113,17 @@ void Delivery(const std::vector<const ThermalRow*>& span, std::vector<PowerFindi
     return;
   }
   double dc = MedianOf(span, &PowerColumns::dc_input_w), cap = MedianOf(span, &PowerColumns::syspl1_cap_w);
-  std::string cap_txt = std::isnan(cap) ? std::string("SysPL1 cap not reported") : fmt::format("SysPL1 cap {:.0f} W", cap);
+  std::string cap_txt =
+      std::isnan(cap) ? std::string("SysPL1 cap not reported") : fmt::format("SysPL1 cap {:.0f} W", cap);
   if (2 * s.hits >= s.known && s.hits) {
-    found->push_back({"power_delivery", 1,
-                      {fmt::format("DC input {:.0f} W, under {:.0f} % of the {} while the GPU is busy with the SM clock "
-                                   "under {:.0f} MHz ({} of {} samples)",
-                                   dc, 100 * kPowerDeliveryFraction, cap_txt, kPowerDeliveryClockMhz, s.hits, s.known),
-                       "the power supply is not delivering (degraded USB-PD state); a full power cycle clears it: unplug "
-                       "the brick from the wall and from the Spark, wait a minute"}});
+    found->push_back(
+        {"power_delivery",
+         1,
+         {fmt::format("DC input {:.0f} W, under {:.0f} % of the {} while the GPU is busy with the SM clock "
+                      "under {:.0f} MHz ({} of {} samples)",
+                      dc, 100 * kPowerDeliveryFraction, cap_txt, kPowerDeliveryClockMhz, s.hits, s.known),
+          "the power supply is not delivering (degraded USB-PD state); a full power cycle clears it: unplug "
+          "the brick from the wall and from the Spark, wait a minute"}});
   } else {
     ruled->push_back(fmt::format("power_delivery: DC input {:.0f} W against the {} (low in {} of {} samples)", dc,
                                  cap_txt, s.hits, s.known));

@@ -7,8 +7,8 @@
 namespace sparkops {
 
 struct PowerColumns {
-  std::optional<double> cpu_temp_c, soc_temp_c, sys_power_w, soc_pkg_power_w, cpu_power_w, dc_input_w, pl1_w,
-      pl1_cap_w, syspl1_w, syspl1_cap_w, prochot, pl_level;
+  std::optional<double> cpu_temp_c, soc_temp_c, sys_power_w, soc_pkg_power_w, cpu_power_w, dc_input_w, pl1_w, pl1_cap_w,
+      syspl1_w, syspl1_cap_w, prochot, pl_level;
 };
 
 /// The column's index among PowerColumns' fields (the CSV order), or -1 for another column.

@@ -228,8 +228,8 @@ size_t Detection::Largest() const {
 
 Detection DetectSlowdowns(const std::vector<float>& cost, const std::vector<uint8_t>& flags, const DetectOptions& opt) {
   return Detect(
-      cost.size(), [&](size_t i) { return cost[i]; }, [&](size_t i) { return i < flags.size() ? flags[i] : uint8_t{0}; },
-      opt);
+      cost.size(), [&](size_t i) { return cost[i]; },
+      [&](size_t i) { return i < flags.size() ? flags[i] : uint8_t{0}; }, opt);
 }
 
 Detection DetectSlowdowns(const std::vector<StepPoint>& points, const DetectOptions& opt) {

@@ -30,22 +30,22 @@ struct DetectOptions {
 };
 
 struct Slowdown {
-  size_t first = 0, last = 0;   ///< indices into the cost series (inclusive)
-  double level = 0;             ///< median cost over the stretch
-  double ratio = 0;             ///< level / baseline
-  bool recovered = false;       ///< the series came back under recover_ratio before its end
-  double lost = 0;              ///< sum over its points of (cost - baseline): seconds lost with s/step costs
-  size_t parts = 1;             ///< stretches merged into it (split by short gaps)
+  size_t first = 0, last = 0;  ///< indices into the cost series (inclusive)
+  double level = 0;  ///< median cost over the stretch
+  double ratio = 0;  ///< level / baseline
+  bool recovered = false;  ///< the series came back under recover_ratio before its end
+  double lost = 0;  ///< sum over its points of (cost - baseline): seconds lost with s/step costs
+  size_t parts = 1;  ///< stretches merged into it (split by short gaps)
 };
 
 struct Detection {
-  bool ran = false;             ///< false when there are too few steps (see note)
+  bool ran = false;  ///< false when there are too few steps (see note)
   std::string note;
-  double baseline = 0;          ///< median cost of the baseline window
-  double spread = 0;            ///< 1.4826 × MAD of the baseline window / baseline (robust CV)
-  double threshold_ratio = 0;   ///< the threshold used: max(ratio, 1 + mad_k × spread)
-  size_t too_short = 0;         ///< stretches over the threshold dropped for lasting < min_seconds
-  size_t warmup = 0;            ///< points skipped at the start
+  double baseline = 0;  ///< median cost of the baseline window
+  double spread = 0;  ///< 1.4826 × MAD of the baseline window / baseline (robust CV)
+  double threshold_ratio = 0;  ///< the threshold used: max(ratio, 1 + mad_k × spread)
+  size_t too_short = 0;  ///< stretches over the threshold dropped for lasting < min_seconds
+  size_t warmup = 0;  ///< points skipped at the start
   size_t base_first = 0, base_last = 0;  ///< baseline window, indices
   std::vector<Slowdown> slowdowns;  ///< in time order
   /// The slowdown that cost the most time (lost), the headline; slowdowns.size() when none.

@@ -66,8 +66,7 @@ void ParseJsonMetrics(std::string_view s, StepLine& r) {
     }
     return std::nullopt;
   };
-  if (auto st = num({"step", "global_step", "current_steps", "iter", "iteration", "_step"}))
-    r.step = AsCount(st);
+  if (auto st = num({"step", "global_step", "current_steps", "iter", "iteration", "_step"})) r.step = AsCount(st);
   if (auto it = j.find("global_step/max_steps"); it != j.end() && it->is_string()) {
     const std::string& v = it->get_ref<const std::string&>();
     size_t p = 0;
@@ -168,7 +167,9 @@ void ParseTqdm(std::string_view s, size_t unit, bool per_it, StepLine& r) {
       r.format = "lightning";
       size_t q = 6;
       auto epoch = IntAt(desc, &q);
-      if (epoch && m && *m > 0 && *epoch >= 0 && *epoch < 1000000 && *m < 1000000000000LL && *n >= 0 && *n < 1000000000000LL) r.step = *epoch * *m + *n;
+      if (epoch && m && *m > 0 && *epoch >= 0 && *epoch < 1000000 && *m < 1000000000000LL && *n >= 0 &&
+          *n < 1000000000000LL)
+        r.step = *epoch * *m + *n;
       std::string_view post = s.substr(unit);
       r.loss = NumberAfter(post, "train_loss=");
       if (!r.loss) r.loss = NumberAfter(post, " loss=");
@@ -239,21 +240,22 @@ void ParseMarker(std::string_view s, StepLine& r) {
   constexpr auto npos = std::string_view::npos;
   // Both markers have a 'v' ("Saving", "Evaluation"), a rare letter: walk those only.
   const bool marked = FindByteWhere(s, 'v', [&](size_t i) {
-    if (i >= 1 && s.substr(i - 1, 6) == "aving ") {
-      std::string_view rest = s.substr(i + 5);
-      if (StartsWithWord(rest, "model checkpoint") || StartsWithWord(rest, "checkpoint") || StartsWithWord(rest, "model to")) {
-        r.kind = StepLine::Kind::kSave;
-        return true;
-      }
-    } else if (i >= 8 && s.substr(i, 9) == "valuation") {
-      std::string_view before = s.substr(i - 8, 8);  // "unning E" / "unning e"
-      if (before == "unning E" || before == "unning e") {
-        r.kind = StepLine::Kind::kEval;
-        return true;
-      }
-    }
-    return false;
-  }) != npos;
+                        if (i >= 1 && s.substr(i - 1, 6) == "aving ") {
+                          std::string_view rest = s.substr(i + 5);
+                          if (StartsWithWord(rest, "model checkpoint") || StartsWithWord(rest, "checkpoint") ||
+                              StartsWithWord(rest, "model to")) {
+                            r.kind = StepLine::Kind::kSave;
+                            return true;
+                          }
+                        } else if (i >= 8 && s.substr(i, 9) == "valuation") {
+                          std::string_view before = s.substr(i - 8, 8);  // "unning E" / "unning e"
+                          if (before == "unning E" || before == "unning e") {
+                            r.kind = StepLine::Kind::kEval;
+                            return true;
+                          }
+                        }
+                        return false;
+                      }) != npos;
   if (marked) return;
   // axolotl's "[PID:n] [RANK:n]" follows its timestamp prefix; other lines need no search
   if (size_t a = r.timestamp.empty() ? npos : Find(s, "[RANK:"); a != npos) {

@@ -1,9 +1,9 @@
 #include "analysis/step_line.h"
 
+#include <string.h>
 #include <charconv>
 #include <cmath>
 #include <cstring>
-#include <string.h>
 
 #include "analysis/plain_steps.h"
 #include "analysis/step_line_detail.h"
@@ -37,14 +37,17 @@ bool ParseNumberPrefixTo(std::string_view s, double* out, size_t* used) {
     q += neg;
     uint64_t mant = 0;
     int digits = 0, frac = 0;
-    for (; q != e && *q >= '0' && *q <= '9' && digits < 16; ++q, ++digits) mant = mant * 10 + static_cast<uint64_t>(*q - '0');
+    for (; q != e && *q >= '0' && *q <= '9' && digits < 16; ++q, ++digits)
+      mant = mant * 10 + static_cast<uint64_t>(*q - '0');
     if (q != e && *q == '.' && digits > 0) {
       for (++q; q != e && *q >= '0' && *q <= '9' && digits < 16; ++q, ++digits, ++frac)
         mant = mant * 10 + static_cast<uint64_t>(*q - '0');
     }
-    const bool plain = digits > 0 && digits <= 15 && (q == e || ((*q < '0' || *q > '9') && *q != 'e' && *q != 'E' && *q != '.'));
+    const bool plain =
+        digits > 0 && digits <= 15 && (q == e || ((*q < '0' || *q > '9') && *q != 'e' && *q != 'E' && *q != '.'));
     if (plain) {
-      static constexpr double kPow10[] = {1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15};
+      static constexpr double kPow10[] = {1e0, 1e1, 1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
+                                          1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15};
       v = static_cast<double>(mant) / kPow10[frac];
       if (neg) v = -v;
       if (used) *used = i + static_cast<size_t>(q - rest.data());
@@ -105,7 +108,8 @@ size_t Find(std::string_view s, std::string_view needle, size_t from) {
 
 size_t FindStep(std::string_view s) {
   // Walk the 'p's (rarer than 's' in log text) and look back for "ste".
-  size_t p = FindByteWhere(s, 'p', [&](size_t i) { return i >= 3 && s[i - 3] == 's' && s[i - 2] == 't' && s[i - 1] == 'e'; });
+  size_t p =
+      FindByteWhere(s, 'p', [&](size_t i) { return i >= 3 && s[i - 3] == 's' && s[i - 2] == 't' && s[i - 1] == 'e'; });
   return p == std::string_view::npos ? p : p - 3;
 }
 
@@ -134,8 +138,7 @@ size_t TimestampLength(std::string_view s, size_t pos) {
   const char* p = s.data() + pos;
   for (int i : {0, 1, 2, 3, 5, 6, 8, 9, 11, 12, 14, 15, 17, 18})
     if (!IsDigit(p[i])) return 0;
-  if ((p[4] != '-' && p[4] != '/') || p[7] != p[4] || (p[10] != ' ' && p[10] != 'T') || p[13] != ':' ||
-      p[16] != ':')
+  if ((p[4] != '-' && p[4] != '/') || p[7] != p[4] || (p[10] != ' ' && p[10] != 'T') || p[13] != ':' || p[16] != ':')
     return 0;
   size_t n = 19;
   if (s.size() > pos + n + 1 && (p[n] == ',' || p[n] == '.') && IsDigit(p[n + 1])) {
@@ -260,8 +263,7 @@ StepLine ParseStepLine(std::string_view line) {
   // Megatron's line is "iteration N/ M | ... |": needs both a '/' and a '|'.
   if (std::memchr(s.data(), '|', s.size()) && std::memchr(s.data(), '/', s.size()) && Find(s, "iteration ") != npos)
     ParseMegatron(s, r);
-  else
-    ParseMarker(s, r);
+  else ParseMarker(s, r);
   PlainFallback(s, r);
   return r;
 }

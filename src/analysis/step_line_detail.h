@@ -35,7 +35,8 @@ std::optional<int64_t> LongIntAt(std::string_view s, size_t i, size_t* pos);
   uint64_t t = x << (64 - 8 * n);
   t = (t * 10) + (t >> 8);
   t = (((t & 0x000000FF000000FFull) * (100 + (1000000ull << 32))) +
-       (((t >> 16) & 0x000000FF000000FFull) * (1 + (10000ull << 32)))) >> 32;
+       (((t >> 16) & 0x000000FF000000FFull) * (1 + (10000ull << 32)))) >>
+      32;
   *v = static_cast<uint32_t>(t);
   return n;
 }

@@ -58,8 +58,8 @@ void StepEvent::Set(const StepLine& l) {
   }
 }
 
-bool ParseStepEvent(std::string_view text, int64_t arrival_ms, const LocalZone& zone, StepEvent* out,
-                    bool* other_rank, const StepTemplate* tmpl) {
+bool ParseStepEvent(std::string_view text, int64_t arrival_ms, const LocalZone& zone, StepEvent* out, bool* other_rank,
+                    const StepTemplate* tmpl) {
   // A job run on a terminal (run gives it a pty) or with colours forced prints escape sequences
   // inside the text: "\x1b[1mstep\x1b[0m 12", a Rich bar's "\x1b[2K" and colours. train.log keeps
   // them as printed; the parsers read the text without them (no copy when there is no ESC).
@@ -107,7 +107,8 @@ void StepSeriesBuilder::Add(std::string_view text, int64_t arrival_ms) {
 
 void StepSeriesBuilder::Apply(const StepEvent& l) {
   const int64_t t = l.t_ms;
-  if (*l.format && std::find(formats_.begin(), formats_.end(), l.format) == formats_.end()) formats_.push_back(l.format);
+  if (*l.format && std::find(formats_.begin(), formats_.end(), l.format) == formats_.end())
+    formats_.push_back(l.format);
   int64_t last_step = s_.points.empty() ? -1 : s_.points.back().step;
   auto mark = [&](uint8_t kind) {
     pending_flags_ |= kind;
@@ -210,8 +211,8 @@ StepSeries StepSeriesBuilder::Finish() {
   if (!use_delta)
     for (StepPoint& p : s_.points) p.cost = p.direct;
   s_.time_source = n_own_time_ * 2 >= n && n_own_time_ > 0 ? "log timestamps"
-                   : n_arrival_ > 0                         ? "arrival times (train.log)"
-                                                            : "none";
+                   : n_arrival_ > 0                        ? "arrival times (train.log)"
+                                                           : "none";
   std::set<std::string> names;  // sorted and unique: the same name may come from two literals
   for (const char* name : formats_) names.insert(name);
   std::vector<std::string> f(names.begin(), names.end());
@@ -315,9 +316,9 @@ Result<StepSeries> ReadStepLog(const std::string& path, const LocalZone& zone, P
         // a vector of millions by doubling copies it and touches twice the pages (serially).
         // At most 128 M points (4 GiB); past that the vector doubles as before.
         if (first && size > s.bytes && s.bytes > 0)
-          b.ReservePoints(static_cast<size_t>(std::min({static_cast<double>(size) / 8, double{1 << 27},
-                                                         1.1 * static_cast<double>(b.Points()) * static_cast<double>(size) /
-                                                             static_cast<double>(s.bytes)})));
+          b.ReservePoints(static_cast<size_t>(std::min(
+              {static_cast<double>(size) / 8, double{1 << 27},
+               1.1 * static_cast<double>(b.Points()) * static_cast<double>(size) / static_cast<double>(s.bytes)})));
         first = false;
       },
       opt);

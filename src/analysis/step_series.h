@@ -75,7 +75,9 @@ struct StepEvent {
  private:
   enum : uint8_t { kHasStep = 1, kHasTotal = 2, kHasLoss = 4 };
   template <class T>
-  std::optional<T> Get(uint8_t bit, T v) const { return (has_ & bit) ? std::optional<T>(v) : std::nullopt; }
+  std::optional<T> Get(uint8_t bit, T v) const {
+    return (has_ & bit) ? std::optional<T>(v) : std::nullopt;
+  }
   uint8_t has_ = 0;
   float direct_ = NAN, loss_ = 0;
   int64_t step_ = 0, total_ = 0;
@@ -85,8 +87,8 @@ struct StepEvent {
 /// `*out`; false for lines the analysis does not use (`*other_rank` set for another rank's copy).
 /// `zone` caches offsets and must not be shared between threads (give each its own copy).
 /// `tmpl` (--step-format, may be null): a line it matches is read by it instead.
-bool ParseStepEvent(std::string_view text, int64_t arrival_ms, const LocalZone& zone, StepEvent* out,
-                    bool* other_rank, const StepTemplate* tmpl = nullptr);
+bool ParseStepEvent(std::string_view text, int64_t arrival_ms, const LocalZone& zone, StepEvent* out, bool* other_rank,
+                    const StepTemplate* tmpl = nullptr);
 
 /// Calls `fn(text, arrival_ms)` for every record of one log line: a `run` train.log record has
 /// its arrival time split off; carriage-return redraws are separate records (`may_have_cr`

@@ -14,9 +14,15 @@ Result<Part> FieldPart(std::string_view name) {
     std::string_view name;
     Part part;
   };
-  static constexpr Name kNames[] = {{"step", Part::kStep}, {"total", Part::kTotal}, {"loss", Part::kLoss},
-                                    {"time", Part::kTime}, {"ms", Part::kMs},       {"its", Part::kIts},
-                                    {"throughput", Part::kThroughput}, {"lr", Part::kIgnore}, {"_", Part::kIgnore},
+  static constexpr Name kNames[] = {{"step", Part::kStep},
+                                    {"total", Part::kTotal},
+                                    {"loss", Part::kLoss},
+                                    {"time", Part::kTime},
+                                    {"ms", Part::kMs},
+                                    {"its", Part::kIts},
+                                    {"throughput", Part::kThroughput},
+                                    {"lr", Part::kIgnore},
+                                    {"_", Part::kIgnore},
                                     {"*", Part::kAny}};
   for (const Name& n : kNames)
     if (n.name == name) return n.part;
@@ -83,10 +89,18 @@ bool MatchAt(const StepTemplate& t, std::string_view line, size_t i, StepLine& o
             have_step = have_step || pc.part == Part::kStep;
             break;
           case Part::kLoss: r.loss = v; break;
-          case Part::kTime: if (v > 0 && std::isfinite(v)) r.step_time_s = v; break;
-          case Part::kMs: if (v > 0 && std::isfinite(v)) r.step_time_s = v / 1000.0; break;
-          case Part::kIts: if (v > 0 && std::isfinite(v)) r.step_time_s = 1.0 / v; break;
-          case Part::kThroughput: if (v > 0 && std::isfinite(v)) r.throughput = v; break;
+          case Part::kTime:
+            if (v > 0 && std::isfinite(v)) r.step_time_s = v;
+            break;
+          case Part::kMs:
+            if (v > 0 && std::isfinite(v)) r.step_time_s = v / 1000.0;
+            break;
+          case Part::kIts:
+            if (v > 0 && std::isfinite(v)) r.step_time_s = 1.0 / v;
+            break;
+          case Part::kThroughput:
+            if (v > 0 && std::isfinite(v)) r.throughput = v;
+            break;
           default: break;
         }
       }
@@ -116,7 +130,8 @@ Result<StepTemplate> CompileStepTemplate(std::string_view text) {
     }
     if (c == '{') {
       size_t close = text.find('}', i);
-      if (close == std::string_view::npos) return InputError("--step-format: '{' at byte " + std::to_string(i) + " is not closed");
+      if (close == std::string_view::npos)
+        return InputError("--step-format: '{' at byte " + std::to_string(i) + " is not closed");
       auto part = FieldPart(text.substr(i + 1, close - i - 1));
       if (!part) return std::unexpected(part.error());
       if (!t.pieces.empty() && (IsNumberField(t.pieces.back().part) || t.pieces.back().part == Part::kAny) &&

@@ -15,7 +15,19 @@ namespace sparkops {
 /// {throughput} (items per second), {lr} and {_} (a number read and ignored), {*} (any text, up
 /// to the next literal). A run of spaces in the template matches one or more spaces or tabs.
 struct StepTemplate {
-  enum class Part : unsigned char { kLiteral, kSpace, kStep, kTotal, kLoss, kTime, kMs, kIts, kThroughput, kIgnore, kAny };
+  enum class Part : unsigned char {
+    kLiteral,
+    kSpace,
+    kStep,
+    kTotal,
+    kLoss,
+    kTime,
+    kMs,
+    kIts,
+    kThroughput,
+    kIgnore,
+    kAny
+  };
   struct Piece {
     Part part = Part::kLiteral;
     std::string text;  ///< kLiteral only

@@ -3,8 +3,8 @@
 #include <sys/stat.h>
 
 #include <algorithm>
-#include <exception>
 #include <charconv>
+#include <exception>
 
 #include "analysis/contention.h"
 #include "analysis/line_reader.h"
@@ -14,10 +14,28 @@
 namespace sparkops {
 
 enum ThermalCsvParser::Col : int {
-  kIgnore, kTime, kTemp, kPower, kPowerLimit, kSmClock, kSmClockMax, kUtil, kMemTotal, kMemAvail, kSwap,
-  kPsi, kGpuAttr, kReasons, kThrottle, kEvent,
+  kIgnore,
+  kTime,
+  kTemp,
+  kPower,
+  kPowerLimit,
+  kSmClock,
+  kSmClockMax,
+  kUtil,
+  kMemTotal,
+  kMemAvail,
+  kSwap,
+  kPsi,
+  kGpuAttr,
+  kReasons,
+  kThrottle,
+  kEvent,
   // nvidia-smi per-reason columns ("Active" / "Not Active")
-  kBitSwPower, kBitHwSlow, kBitSwThermal, kBitHwThermal, kBitHwBrake,
+  kBitSwPower,
+  kBitHwSlow,
+  kBitSwThermal,
+  kBitHwThermal,
+  kBitHwBrake,
   kPageCache,
   kPowerFirst = 1000,  // issue 18: kPowerFirst + PowerColumnIndex(name), clear of other columns
 };
@@ -30,21 +48,50 @@ int ColumnFor(std::string name) {
   // "power.draw [W]" -> "power.draw"
   if (auto b = name.find(" ["); b != std::string::npos) name.resize(b);
   name = ToLower(Trim(name));
-  struct M { const char* n; int c; };
+  struct M {
+    const char* n;
+    int c;
+  };
   static const M kMap[] = {
-      {"timestamp", 1}, {"gpu_temp_c", 2}, {"temperature.gpu", 2}, {"power_w", 3}, {"power.draw", 3},
-      {"power.draw.instant", 3}, {"power_limit_w", 4}, {"power.limit", 4}, {"enforced.power.limit", 4},
-      {"sm_clock_mhz", 5}, {"clocks.sm", 5}, {"clocks.current.sm", 5}, {"sm_clock_max_mhz", 6},
-      {"clocks.max.sm", 6}, {"gpu_util_pct", 7}, {"util_pct", 7}, {"utilization.gpu", 7}, {"mem_total_gib", 8},
-      {"mem_available_gib", 9}, {"swap_used_gib", 10}, {"mem_pressure_some_avg10", 11},
-      {"gpu_attributed_gib", 12}, {"clock_event_reasons", 13}, {"clocks_event_reasons.active", 13},
-      {"clocks_throttle_reasons.active", 13}, {"clocks_event_reasons_counters.active", 0}, {"throttle", 14},
-      {"event", 15}, {"clocks_event_reasons.sw_power_cap", 16}, {"clocks_throttle_reasons.sw_power_cap", 16},
-      {"clocks_event_reasons.hw_slowdown", 17}, {"clocks_throttle_reasons.hw_slowdown", 17},
-      {"clocks_event_reasons.sw_thermal_slowdown", 18}, {"clocks_throttle_reasons.sw_thermal_slowdown", 18},
-      {"clocks_event_reasons.hw_thermal_slowdown", 19}, {"clocks_throttle_reasons.hw_thermal_slowdown", 19},
+      {"timestamp", 1},
+      {"gpu_temp_c", 2},
+      {"temperature.gpu", 2},
+      {"power_w", 3},
+      {"power.draw", 3},
+      {"power.draw.instant", 3},
+      {"power_limit_w", 4},
+      {"power.limit", 4},
+      {"enforced.power.limit", 4},
+      {"sm_clock_mhz", 5},
+      {"clocks.sm", 5},
+      {"clocks.current.sm", 5},
+      {"sm_clock_max_mhz", 6},
+      {"clocks.max.sm", 6},
+      {"gpu_util_pct", 7},
+      {"util_pct", 7},
+      {"utilization.gpu", 7},
+      {"mem_total_gib", 8},
+      {"mem_available_gib", 9},
+      {"swap_used_gib", 10},
+      {"mem_pressure_some_avg10", 11},
+      {"gpu_attributed_gib", 12},
+      {"clock_event_reasons", 13},
+      {"clocks_event_reasons.active", 13},
+      {"clocks_throttle_reasons.active", 13},
+      {"clocks_event_reasons_counters.active", 0},
+      {"throttle", 14},
+      {"event", 15},
+      {"clocks_event_reasons.sw_power_cap", 16},
+      {"clocks_throttle_reasons.sw_power_cap", 16},
+      {"clocks_event_reasons.hw_slowdown", 17},
+      {"clocks_throttle_reasons.hw_slowdown", 17},
+      {"clocks_event_reasons.sw_thermal_slowdown", 18},
+      {"clocks_throttle_reasons.sw_thermal_slowdown", 18},
+      {"clocks_event_reasons.hw_thermal_slowdown", 19},
+      {"clocks_throttle_reasons.hw_thermal_slowdown", 19},
       {"clocks_event_reasons.hw_power_brake_slowdown", 20},
-      {"clocks_throttle_reasons.hw_power_brake_slowdown", 20}, {"page_cache_gib", 21},
+      {"clocks_throttle_reasons.hw_power_brake_slowdown", 20},
+      {"page_cache_gib", 21},
   };
   for (const M& m : kMap)
     if (name == m.n) return m.c;
@@ -131,7 +178,11 @@ Result<bool> ThermalCsvParser::AddLine(std::string_view raw, uint64_t lineno) {
       }
       case kThrottle: r.throttle = std::string(v); break;
       case kEvent: r.events = std::string(v); break;
-      case kBitSwPower: case kBitHwSlow: case kBitSwThermal: case kBitHwThermal: case kBitHwBrake: {
+      case kBitSwPower:
+      case kBitHwSlow:
+      case kBitSwThermal:
+      case kBitHwThermal:
+      case kBitHwBrake: {
         static const uint64_t kBits[] = {kReasonSwPowerCap, kReasonHwSlowdown, kReasonSwThermal, kReasonHwThermal,
                                          kReasonHwPowerBrake};
         have_bits = true;
@@ -144,11 +195,21 @@ Result<bool> ThermalCsvParser::AddLine(std::string_view raw, uint64_t lineno) {
         size_t used = 0;
         auto num = ParseNumberPrefix(v, &used);
         std::string_view unit = Trim(v.substr(used));
-        if (!num || (unit.size() > 4 && unit != "MHz")) 
+        if (!num || (unit.size() > 4 && unit != "MHz"))
           return InputError(where(colname) + ": '" + std::string(v) + "' is not a number");
-        std::optional<double>* slot[] = {nullptr, nullptr, &r.temp_c, &r.power_w, &r.power_limit_w, &r.sm_clock_mhz,
-                                         &r.sm_clock_max_mhz, &r.util_pct, &r.mem_total_gib, &r.mem_available_gib,
-                                         &r.swap_used_gib, &r.psi_some_avg10, &r.gpu_attributed_gib};
+        std::optional<double>* slot[] = {nullptr,
+                                         nullptr,
+                                         &r.temp_c,
+                                         &r.power_w,
+                                         &r.power_limit_w,
+                                         &r.sm_clock_mhz,
+                                         &r.sm_clock_max_mhz,
+                                         &r.util_pct,
+                                         &r.mem_total_gib,
+                                         &r.mem_available_gib,
+                                         &r.swap_used_gib,
+                                         &r.psi_some_avg10,
+                                         &r.gpu_attributed_gib};
         if (c >= kPowerFirst) *PowerColumnSlot(r.power, c - kPowerFirst) = *num;
         else if (c == kPageCache) r.page_cache_gib = *num;
         else *slot[c] = *num;

@@ -18,8 +18,8 @@ namespace sparkops {
 
 struct ThermalRow {
   int64_t t_ms = 0;  ///< UTC ms
-  std::optional<double> temp_c, power_w, power_limit_w, sm_clock_mhz, sm_clock_max_mhz, util_pct,
-      mem_total_gib, mem_available_gib, swap_used_gib, psi_some_avg10, gpu_attributed_gib;
+  std::optional<double> temp_c, power_w, power_limit_w, sm_clock_mhz, sm_clock_max_mhz, util_pct, mem_total_gib,
+      mem_available_gib, swap_used_gib, psi_some_avg10, gpu_attributed_gib;
   std::optional<double> page_cache_gib;  ///< Cached + Buffers - Shmem (reclaimable page cache)
   std::optional<uint64_t> reasons;  ///< clock-event reasons bitmask
   std::string throttle;             ///< "+"-joined active throttle reasons ("" when none or absent)
@@ -71,7 +71,7 @@ std::string ThrottleNames(uint64_t bits);
 
 /// Measured peaks in bytes; absent when the samples do not hold the reading.
 struct MeasuredPeaks {
-  std::optional<double> pool_drop;    ///< largest drop of MemAvailable below its first sample (GB10: the GPU's pool too)
+  std::optional<double> pool_drop;  ///< largest drop of MemAvailable below its first sample (GB10: the GPU's pool too)
   std::optional<double> gpu_process;  ///< largest GPU memory attributed to the job (NVML per-process, where reported)
   std::optional<double> first_available, lowest_available;  ///< MemAvailable at the first sample, and its lowest
 };

@@ -33,8 +33,8 @@ size_t FindByteWhere(std::string_view s, char c, Hit&& hit) {
   for (; i + 16 <= n; i += 16) {
     const uint8x16_t eq = vceqq_u8(vld1q_u8(reinterpret_cast<const uint8_t*>(d + i)), nc);
     // One nibble per byte (shift-right-narrow), then one bit per nibble.
-    uint64_t m = vget_lane_u64(vreinterpret_u64_u8(vshrn_n_u16(vreinterpretq_u16_u8(eq), 4)), 0) &
-                 0x8888888888888888ull;
+    uint64_t m =
+        vget_lane_u64(vreinterpret_u64_u8(vshrn_n_u16(vreinterpretq_u16_u8(eq), 4)), 0) & 0x8888888888888888ull;
     for (; m; m &= m - 1)
       if (size_t j = i + static_cast<size_t>(__builtin_ctzll(m) >> 2); hit(j)) return j;
   }

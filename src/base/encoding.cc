@@ -21,7 +21,8 @@ std::optional<std::string> DescribeNonUtf8(std::string_view h) {
     odd_nul += h[i + 1] == '\0';
   }
   const size_t pairs = n / 2;
-  if (odd_nul == pairs && even_nul == 0) return "UTF-16 little-endian text (no byte-order mark; every other byte is NUL)";
+  if (odd_nul == pairs && even_nul == 0)
+    return "UTF-16 little-endian text (no byte-order mark; every other byte is NUL)";
   if (even_nul == pairs && odd_nul == 0) return "UTF-16 big-endian text (no byte-order mark; every other byte is NUL)";
   return std::nullopt;
 }

@@ -25,15 +25,9 @@ using Result = std::expected<T, Error>;
 inline std::unexpected<Error> Fail(Error::Kind kind, std::string message) {
   return std::unexpected<Error>(Error{kind, std::move(message)});
 }
-inline std::unexpected<Error> InputError(std::string message) {
-  return Fail(Error::Kind::kInput, std::move(message));
-}
-inline std::unexpected<Error> NotFound(std::string message) {
-  return Fail(Error::Kind::kNotFound, std::move(message));
-}
-inline std::unexpected<Error> IoError(std::string message) {
-  return Fail(Error::Kind::kIo, std::move(message));
-}
+inline std::unexpected<Error> InputError(std::string message) { return Fail(Error::Kind::kInput, std::move(message)); }
+inline std::unexpected<Error> NotFound(std::string message) { return Fail(Error::Kind::kNotFound, std::move(message)); }
+inline std::unexpected<Error> IoError(std::string message) { return Fail(Error::Kind::kIo, std::move(message)); }
 
 /// Exit codes used everywhere (README, "Exit codes"): 0 fine, 1 problem found, 2 usage/input error.
 inline constexpr int kExitOk = 0;

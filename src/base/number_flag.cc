@@ -33,8 +33,8 @@ Result<double> ParseNumberFlag(std::string_view flag, std::string_view text, con
   while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
   if (s.empty()) return fail("not a number");
   std::string_view digits = s.front() == '+' ? s.substr(1) : s;  // from_chars refuses a leading '+'
-  if (digits.empty() || !(std::isdigit(static_cast<unsigned char>(digits.front())) || digits.front() == '.' ||
-                          digits.front() == '-'))
+  if (digits.empty() ||
+      !(std::isdigit(static_cast<unsigned char>(digits.front())) || digits.front() == '.' || digits.front() == '-'))
     return fail("not a number");  // "nan", "inf", "0x10" and words end here
   double v = 0;
   auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), v, std::chars_format::general);

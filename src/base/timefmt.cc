@@ -32,8 +32,8 @@ std::string FormatUtcMillis(SysTime t) {
   std::tm tm{};
   gmtime_r(&tt, &tm);
   char buf[40];
-  std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900, tm.tm_mon + 1,
-                tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, millis);
+  std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
+                tm.tm_hour, tm.tm_min, tm.tm_sec, millis);
   return buf;
 }
 
@@ -44,14 +44,12 @@ std::optional<SysTime> ParseTimestamp(std::string_view s, std::optional<int64_t>
   auto num = [&](size_t pos, size_t len) { return ParseInt(s.substr(pos, len)); };
   auto y = num(0, 4), mo = num(5, 2), d = num(8, 2), h = num(11, 2), mi = num(14, 2), se = num(17, 2);
   if (!y || !mo || !d || !h || !mi || !se) return std::nullopt;
-  if ((s[4] != '-' && s[4] != '/') || s[7] != s[4] || (s[10] != 'T' && s[10] != ' ') || s[13] != ':' ||
-      s[16] != ':')
+  if ((s[4] != '-' && s[4] != '/') || s[7] != s[4] || (s[10] != 'T' && s[10] != ' ') || s[13] != ':' || s[16] != ':')
     return std::nullopt;
   // system_clock counts nanoseconds in 64 bits (about 1678..2262): a year outside 1700..2200 would
   // overflow the conversion, and is no log timestamp anyway.
   if (*y < 1700 || *y > 2200) return std::nullopt;
-  if (*mo < 1 || *mo > 12 || *d < 1 || *d > 31 || *h < 0 || *h > 23 || *mi < 0 || *mi > 59 || *se < 0 ||
-      *se > 60)
+  if (*mo < 1 || *mo > 12 || *d < 1 || *d > 31 || *h < 0 || *h > 23 || *mi < 0 || *mi > 59 || *se < 0 || *se > 60)
     return std::nullopt;
   int64_t ms = 0;
   size_t pos = 19;

@@ -4,7 +4,8 @@ namespace sparkops {
 
 const std::vector<Explanation>& Explanations() {
   static const std::vector<Explanation> kAll = {
-      {"G1", "CUDA 12/13 ABI mismatch",
+      {"G1",
+       "CUDA 12/13 ABI mismatch",
        "ImportError naming libcudart.so.12 or an undefined CUDA symbol, or a segfault at the first .cuda() call.",
        "Many wheels on PyPI were built against CUDA 12 while the Spark's driver stack is CUDA 13. pip never "
        "checks CUDA ABI, so a mismatch shows up only when the extension is imported or first launches a kernel. "
@@ -23,7 +24,8 @@ const std::vector<Explanation>& Explanations() {
         "'Expect +cu130': from torch 2.11 the plain PyPI wheel is CUDA 13.0 with no local tag, and NGC "
         "builds (.nvYY.MM) never carry one: the version.py cuda field decides."},
        {}},
-      {"G2", "flash-attn build and Unsloth auto-detect",
+      {"G2",
+       "flash-attn build and Unsloth auto-detect",
        "pip install flash-attn hangs or fails; or a run uses flash-attn although attn_implementation='sdpa' "
        "was asked for.",
        "There is no official aarch64/sm_121 flash-attn wheel, so bare pip falls back to a very long source "
@@ -40,7 +42,8 @@ const std::vector<Explanation>& Explanations() {
         "wheels exist (mjun0812 prebuilt wheels, 2026-05). The monkeypatch is derived from Unsloth's source, "
         "not tested on hardware."},
        {}},
-      {"G3", "UMA OOM below 128 GB",
+      {"G3",
+       "UMA OOM below 128 GB",
        "Out of memory during load or training while nvidia-smi shows free memory - or [N/A] for memory.",
        "CPU and GPU share one pool. Page cache, mmap'd safetensors and the CUDA allocator all draw from it, "
        "and nvidia-smi sees none of that (on GB10 it reports no device memory at all). QLoRA can OOM earlier "
@@ -55,7 +58,8 @@ const std::vector<Explanation>& Explanations() {
         "'nvidia-smi memory reads [N/A] on Spark': confirmed; NVML's memory query returns NOT_SUPPORTED "
         "on GB10, while per-process used memory still works."},
        {}},
-      {"G4", "thermal throttling",
+      {"G4",
+       "thermal throttling",
        "Throughput drops hours into a run, or the box reboots under sustained load.",
        "Long runs heat the SoC; the firmware lowers clocks (SW Thermal Slowdown, reason bit 0x20) and some "
        "units reboot or drop into a slow power-delivery state that sets no reason bit at all.",
@@ -71,7 +75,8 @@ const std::vector<Explanation>& Explanations() {
         "reports no power limit on GB10, so sparkops uses the clock-event reasons and the temperature trend, "
         "and shows power only as a reading."},
        {}},
-      {"G5", "bandwidth ceiling",
+      {"G5",
+       "bandwidth ceiling",
        "Memory-bound work (decode, RL rollouts) plateaus far below what the 273 GB/s spec promises.",
        "273 GB/s is the LPDDR5x peak; sustained reads are lower.",
        "Prints the planning figures with their sources; `sparkops bandwidth --model M` turns them into a "
@@ -81,7 +86,8 @@ const std::vector<Explanation>& Explanations() {
         "measurement is 231-234 GB/s (a saturating-read kernel; decode reached 85-90% of it). sparkops shows "
         "both, labelled."},
        {}},
-      {"G6", "global UMA contention",
+      {"G6",
+       "global UMA contention",
        "A server's KV cache or a trainer's pages get evicted mid-run; nobody logs an OOM; a run slows down.",
        "The pool is global. An uncapped or near-capacity process (vLLM at its default utilization, an Ollama "
        "with several models loaded) competes with everything else. A small capped workload does not.",
@@ -96,7 +102,8 @@ const std::vector<Explanation>& Explanations() {
         "'A <4 GB LoRA coexists with vLLM capped at <=0.5': a rule of thumb from the field; no source was "
         "found for it."},
        {}},
-      {"G7", "NVFP4 needs sm_121a kernels",
+      {"G7",
+       "NVFP4 needs sm_121a kernels",
        "Switching an inference workload from FP8 to NVFP4 on the Spark makes it slower.",
        "The FP4 conversion and block-scaled MMA instructions exist only for arch-specific (sm_121a) and "
        "family-specific (sm_120f, which runs on 12.0 and 12.1) targets; generic sm_120 cubins or PTX fall "
@@ -111,7 +118,8 @@ const std::vector<Explanation>& Explanations() {
        {"'NVFP4 is ~32% slower': not found in sources; they report 7-25% slower for MoE in one case and "
         "'slower than INT4' in another."},
        {}},
-      {"G8", "stale official playbooks",
+      {"G8",
+       "stale official playbooks",
        "An official DGX Spark playbook fails with nothing misconfigured locally.",
        "The stack moves faster than the playbooks; several have shipped broken.",
        "Cannot be checked offline: SKIP with the tracker's address "
@@ -133,7 +141,8 @@ const std::vector<Explanation>& Explanations() {
         "#90 (2026-07-26): LLaMA Factory prerequisites say CUDA 12.9 but the playbook installs cu130",
         "#102 (2026-08-17): NCCL playbook only ~3 GB/s busbw without NCCL_IB_HCA naming both RoCE devices",
         "#109 (2026-08-24): vLLM playbook container missing Ray"}},
-      {"G9", "container vs bare pip",
+      {"G9",
+       "container vs bare pip",
        "A bare-pip environment breaks after an unrelated pip install; two 'identical' environments differ.",
        "Bare pip lets torch, Triton, xformers and transformers drift apart; nothing pins them to sm_121.",
        "Detects a container (/.dockerenv, /run/.containerenv, /proc/1/cgroup, NGC environment variables); "
@@ -144,7 +153,8 @@ const std::vector<Explanation>& Explanations() {
        {"cgroup v2 with a private cgroup namespace shows only '0::/' in /proc/1/cgroup, so a container can "
         "look like bare metal; sparkops also checks the other markers."},
        {}},
-      {"G10", "two-Spark parallelism",
+      {"G10",
+       "two-Spark parallelism",
        "A tensor-parallel launch across two Sparks hangs, errors, or runs slower than one box.",
        "The ConnectX-7 link (~19-21 GB/s all_gather busbw measured with MTU 9000) carries gradient and "
        "parameter sync well, but tensor parallelism all-reduces inside every layer.",
@@ -155,7 +165,8 @@ const std::vector<Explanation>& Explanations() {
        {"'Never TP across two Sparks': for training, yes. For inference, cross-box TP=2 is routine "
         "(NVIDIA's own vLLM + Ray playbook), so sparkops reports it as INFO, not FAIL."},
        {}},
-      {"ladder", "the OOM ladder",
+      {"ladder",
+       "the OOM ladder",
        "A job OOMs on unified memory.",
        "Headroom is taken by page cache, by the load-time transient, by activations at long packing "
        "lengths, or by the method itself.",

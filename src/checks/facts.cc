@@ -39,8 +39,7 @@ std::string HostFacts::GpuMemorySummary() const {
       else ++unknown;
     }
     size_t n = r.processes.size();
-    if (unknown == 0)
-      s += fmt::format(", {:.1f} GiB held by {} GPU process{}", ToGiB(sum), n, n == 1 ? "" : "es");
+    if (unknown == 0) s += fmt::format(", {:.1f} GiB held by {} GPU process{}", ToGiB(sum), n, n == 1 ? "" : "es");
     else
       s += fmt::format(", {} GPU process{} ({} not reporting memory; {:.1f} GiB held by the others)", n,
                        n == 1 ? "" : "es", unknown, ToGiB(sum));

@@ -7,13 +7,13 @@
 #include <vector>
 
 #include "base/error.h"
-#include "host/host_view.h"
 #include "host/elf.h"
 #include "host/gpu.h"
+#include "host/host_view.h"
 #include "host/meminfo.h"
-#include "workloads/workload.h"
 #include "host/pyenv.h"
 #include "host/torch_version.h"
+#include "workloads/workload.h"
 
 namespace sparkops {
 

@@ -22,7 +22,8 @@ std::map<std::string, Values> Group(const std::vector<EnvSetting>& settings) {
     Values& vs = out[s.name];
     auto it = std::find_if(vs.begin(), vs.end(), [&](const auto& v) { return v.first == s.value; });
     if (it == vs.end()) vs.push_back({s.value, {s.source}});
-    else if (std::find(it->second.begin(), it->second.end(), s.source) == it->second.end()) it->second.push_back(s.source);
+    else if (std::find(it->second.begin(), it->second.end(), s.source) == it->second.end())
+      it->second.push_back(s.source);
   }
   return out;
 }
@@ -54,13 +55,15 @@ void ApplySparkPair(const HostFacts& f, bool multi_node, const std::vector<EnvSe
   std::vector<std::string> notes;
   std::vector<EnvSetting> settings = AllSettings(f, from_configs, notes);
   std::map<std::string, Values> vars = Group(settings);
-  const Values &hca = Of(vars, "NCCL_IB_HCA"), &sock = Of(vars, "NCCL_SOCKET_IFNAME"), &ucx = Of(vars, "UCX_NET_DEVICES");
+  const Values &hca = Of(vars, "NCCL_IB_HCA"), &sock = Of(vars, "NCCL_SOCKET_IFNAME"),
+               &ucx = Of(vars, "UCX_NET_DEVICES");
   if (hca.empty() && sock.empty() && ucx.empty() && !multi_node && !f.options().pair) return;
   const bool was_skip = r.status == CheckStatus::kSkip;
 
   for (const auto& [name, values] : vars) {  // where each variable is set; differing values are all checked
     std::vector<std::string> parts;
-    for (const auto& [value, sources] : values) parts.push_back(fmt::format("{}={} ({})", name, value, Join(sources, ", ")));
+    for (const auto& [value, sources] : values)
+      parts.push_back(fmt::format("{}={} ({})", name, value, Join(sources, ", ")));
     r.evidence.push_back(values.size() > 1 ? fmt::format("pair link: {} differs: {}", name, Join(parts, " vs "))
                                            : "pair link: " + parts.front());
   }
@@ -105,8 +108,9 @@ void ApplySparkPair(const HostFacts& f, bool multi_node, const std::vector<EnvSe
   if (r.status != CheckStatus::kWarn) r.summary = "pair link: " + first_warn->text;
   r.status = CheckStatus::kWarn;
   if (r.fix.empty())
-    r.fix = "name both RDMA endpoints of the cabled port in NCCL_IB_HCA (e.g. NCCL_IB_HCA=rocep1s0f0,roceP2p1s0f0), "
-            "use the same MTU on both Sparks, and point NCCL_SOCKET_IFNAME at an interface that is up";
+    r.fix =
+        "name both RDMA endpoints of the cabled port in NCCL_IB_HCA (e.g. NCCL_IB_HCA=rocep1s0f0,roceP2p1s0f0), "
+        "use the same MTU on both Sparks, and point NCCL_SOCKET_IFNAME at an interface that is up";
 }
 
 }  // namespace sparkops

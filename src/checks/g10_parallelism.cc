@@ -68,8 +68,9 @@ CheckResult CheckG10(const HostFacts& f) {
   if (planned.empty() && running.empty()) {
     if (input_errors.empty()) {
       r.status = CheckStatus::kSkip;
-      r.summary = "nothing to read: no --config given, no launcher variables (WORLD_SIZE, NNODES, ...), "
-                  "no running launcher";
+      r.summary =
+          "nothing to read: no --config given, no launcher variables (WORLD_SIZE, NNODES, ...), "
+          "no running launcher";
       ApplySparkPair(f, false, script_env, r);  // issue 18: NCCL variables or --pair alone still get the link checked
     }
     return r;
@@ -98,8 +99,9 @@ CheckResult CheckG10(const HostFacts& f) {
   size_t n = planned.size() + running.size();
   r.summary = n > 1 ? fmt::format("{} (+{} more layout{} read)", worst_line, n - 1, n > 2 ? "s" : "") : worst_line;
   if (worst == LayoutLevel::kFail || worst == LayoutLevel::kWarn)
-    r.fix = "across two Sparks use DDP or FSDP (accelerate distributed_type: FSDP, DeepSpeed ZeRO) with TP=1; "
-            "keep tensor/pipeline parallelism inside one machine";
+    r.fix =
+        "across two Sparks use DDP or FSDP (accelerate distributed_type: FSDP, DeepSpeed ZeRO) with TP=1; "
+        "keep tensor/pipeline parallelism inside one machine";
   ApplySparkPair(f, job_nodes.value_or(1) > 1, script_env, r);  // issue 18: the Spark-pair link
   return r;
 }

@@ -45,9 +45,10 @@ std::string TritonProblem(const HostFacts& f, const std::optional<std::pair<int,
   evidence.push_back(fmt::format("Triton ptxas {} ({}): release {}.{}", px->path, px->chosen_by, px->release->first,
                                  px->release->second));
   if (*px->release >= std::pair{12, 9}) return "";
-  return fmt::format("{}'s ptxas is CUDA {}.{}: it cannot compile sm_121a (needs 12.9+), so Triton kernels "
-                     "(torch.compile) fail with `ptxas fatal : Value 'sm_121a' is not defined`",
-                     PackageLabel(*triton), px->release->first, px->release->second);
+  return fmt::format(
+      "{}'s ptxas is CUDA {}.{}: it cannot compile sm_121a (needs 12.9+), so Triton kernels "
+      "(torch.compile) fail with `ptxas fatal : Value 'sm_121a' is not defined`",
+      PackageLabel(*triton), px->release->first, px->release->second);
 }
 
 /// "4 distinct CUDA libraries (libcudart.so.12, ...) linked by 5 objects in 2 packages: torch, xformers".
@@ -77,8 +78,8 @@ std::string SystemRuntimes(const LdsoEnv& ld) {
     for (const auto& e : std::filesystem::directory_iterator(ld.system_dirs[i], ec)) {
       std::string leaf = e.path().filename().string();
       if (!StartsWith(leaf, "libcudart.so.") || !CudaMajorOfSoname(leaf)) continue;
-      found.push_back(fmt::format("{} in {} ({})", leaf, ld.system_dirs[i],
-                                  i < ld.conf_dirs ? "ld.so.conf.d" : "default dir"));
+      found.push_back(
+          fmt::format("{} in {} ({})", leaf, ld.system_dirs[i], i < ld.conf_dirs ? "ld.so.conf.d" : "default dir"));
     }
   }
   std::sort(found.begin(), found.end());
@@ -118,12 +119,13 @@ std::string BlameFix(const PackageLink& p, const std::string& torch_cuda) {
   auto torch_major = CudaMajor(torch_cuda);
   std::vector<std::string> majors;
   for (int m : p.majors) majors.push_back(std::to_string(m));
-  if (torch_major && !p.majors.empty() && !p.majors.contains(*torch_major))
-  {
+  if (torch_major && !p.majors.empty() && !p.majors.contains(*torch_major)) {
     std::string tag = torch_cuda;
     std::erase(tag, '.');
-    return fmt::format("{} is built for CUDA {} (torch is CUDA {}): install a cu{} build of {} or uninstall it "
-                       "(pip uninstall -y {})", p.label, Join(majors, "/"), torch_cuda, tag, p.name, p.name);
+    return fmt::format(
+        "{} is built for CUDA {} (torch is CUDA {}): install a cu{} build of {} or uninstall it "
+        "(pip uninstall -y {})",
+        p.label, Join(majors, "/"), torch_cuda, tag, p.name, p.name);
   }
   return fmt::format("{}: install the runtime wheel that provides {} (or reinstall {} built for torch's CUDA{})",
                      p.label, Join(std::vector<std::string>(p.missing.begin(), p.missing.end()), ", "), p.name,
@@ -171,8 +173,8 @@ CheckResult CheckG1(const HostFacts& f) {
     if (tv && *tv) {
       const TorchVersion& t = **tv;
       torch_cuda = t.cuda.value_or("");
-      r.evidence.push_back(fmt::format("{}/torch/version.py: __version__ = '{}', cuda = {}", torch->site_dir,
-                                       t.version, t.cuda ? "'" + *t.cuda + "'" : std::string("None")));
+      r.evidence.push_back(fmt::format("{}/torch/version.py: __version__ = '{}', cuda = {}", torch->site_dir, t.version,
+                                       t.cuda ? "'" + *t.cuda + "'" : std::string("None")));
       if (PublicVersion(t.version) != PublicVersion(torch->version)) {
         r.status = CheckStatus::kFail;
         r.summary = fmt::format("torch half-overwritten: {} says {}, torch/version.py says {}",
@@ -184,8 +186,8 @@ CheckResult CheckG1(const HostFacts& f) {
         r.evidence.push_back("NGC build " + ngc + ": no +cu tag is expected; CUDA is read from version.py");
     }
     if (inv.FindAll("torch").size() > 1)
-      r.evidence.push_back(fmt::format("{} torch installs on the path; the first one is used",
-                                       inv.FindAll("torch").size()));
+      r.evidence.push_back(
+          fmt::format("{} torch installs on the path; the first one is used", inv.FindAll("torch").size()));
   }
 
   LdsoEnv ld = MakeLdsoEnv(f.ctx(), env.site_dirs);
@@ -199,8 +201,8 @@ CheckResult CheckG1(const HostFacts& f) {
   std::vector<std::string> resolved;
   for (const auto& o : links.objects)
     for (const auto& n : o.needs)
-      resolved.push_back(fmt::format("{}: {} NEEDs {} -> {}", o.package, o.path.substr(o.path.rfind('/') + 1),
-                                     n.soname, n.found ? *n.found + " (" + n.via + ")" : std::string("NOT FOUND")));
+      resolved.push_back(fmt::format("{}: {} NEEDs {} -> {}", o.package, o.path.substr(o.path.rfind('/') + 1), n.soname,
+                                     n.found ? *n.found + " (" + n.via + ")" : std::string("NOT FOUND")));
   AddList(r.evidence, resolved);
   for (const auto& n : links.notes) r.evidence.push_back(n);
   for (const auto& d : links.damaged) r.evidence.push_back("unreadable object: " + d);
@@ -209,14 +211,17 @@ CheckResult CheckG1(const HostFacts& f) {
   size_t cross = 0;
   auto foreign = ForeignObjects(f, &cross);
   if (cross > 0)
-    r.evidence.push_back(fmt::format("{} object{} for another CPU beside a same-named one for {} in the same package "
-                                     "(cross-compilation copies, not loaded here): not counted",
-                                     cross, cross == 1 ? "" : "s", f.host_machine()));
+    r.evidence.push_back(
+        fmt::format("{} object{} for another CPU beside a same-named one for {} in the same package "
+                    "(cross-compilation copies, not loaded here): not counted",
+                    cross, cross == 1 ? "" : "s", f.host_machine()));
   if (!foreign.empty()) {
     r.status = CheckStatus::kFail;
     r.summary = "native code for another CPU: " + Join(foreign, "; ");
-    r.fix = fmt::format("reinstall the named package(s) from {} wheels (pip install --force-reinstall --no-deps NAME), "
-                        "or recreate the environment on this machine", f.host_machine());
+    r.fix = fmt::format(
+        "reinstall the named package(s) from {} wheels (pip install --force-reinstall --no-deps NAME), "
+        "or recreate the environment on this machine",
+        f.host_machine());
     return r;
   }
   // Rule 1: CPU-only torch on a GPU host.
@@ -238,7 +243,8 @@ CheckResult CheckG1(const HostFacts& f) {
     std::vector<std::string> blamed, fixes;
     for (const auto& p : by_pkg) {
       if (p.missing.empty()) continue;
-      blamed.push_back(fmt::format("{} needs {}", p.label, Join(std::vector<std::string>(p.missing.begin(), p.missing.end()), ", ")));
+      blamed.push_back(fmt::format("{} needs {}", p.label,
+                                   Join(std::vector<std::string>(p.missing.begin(), p.missing.end()), ", ")));
       fixes.push_back(BlameFix(p, torch_cuda));
     }
     if (blamed.empty()) {  // only a bitsandbytes per-CUDA object is missing: no ObjectLink to group
@@ -254,8 +260,7 @@ CheckResult CheckG1(const HostFacts& f) {
   // Rule 3: more than one CUDA major in one interpreter.
   if (links.majors.size() > 1) {
     std::vector<std::string> parts;
-    for (const auto& [major, who] : links.majors)
-      parts.push_back(fmt::format("CUDA {} ({})", major, who.front()));
+    for (const auto& [major, who] : links.majors) parts.push_back(fmt::format("CUDA {} ({})", major, who.front()));
     r.status = CheckStatus::kFail;
     r.summary = "mixed CUDA majors in one interpreter: " + Join(parts, " vs ");
     auto torch_major = CudaMajor(torch_cuda);
@@ -280,7 +285,8 @@ CheckResult CheckG1(const HostFacts& f) {
   }
   auto torch_major = CudaMajor(torch_cuda);
   std::string ngc = f.torch_version() && *f.torch_version() ? NgcRelease((*f.torch_version())->version) : "";
-  std::string what = fmt::format("{} (CUDA {}{})", torch_label, torch_cuda, ngc.empty() ? "" : ", NGC " + ngc + " build");
+  std::string what =
+      fmt::format("{} (CUDA {}{})", torch_label, torch_cuda, ngc.empty() ? "" : ", NGC " + ngc + " build");
   // Only the driver's CUDA version bounds what a wheel can use (pip torch brings its own runtime);
   // an older toolkit in /usr/local/cuda does not.
   if (torch_major && host.major && host.from_driver && *host.major < *torch_major) {
@@ -294,10 +300,13 @@ CheckResult CheckG1(const HostFacts& f) {
   bool cuda13_host = (host.major && *host.major >= 13) || (cc && cc->first == 12 && cc->second == 1);
   if (torch_major && *torch_major < 13 && cuda13_host) {
     r.status = CheckStatus::kWarn;
-    r.summary = fmt::format("{} on a CUDA 13 host: consistent, runs through sm_120 cubins with a capability "
-                            "warning", what);
-    r.evidence.push_back("cu128/cu129 torch runs on GB10 (12.1) through binary-compatible sm_120 cubins with only a "
-                         "capability warning (pytorch/pytorch#172629); mixing CUDA majors is what breaks");
+    r.summary = fmt::format(
+        "{} on a CUDA 13 host: consistent, runs through sm_120 cubins with a capability "
+        "warning",
+        what);
+    r.evidence.push_back(
+        "cu128/cu129 torch runs on GB10 (12.1) through binary-compatible sm_120 cubins with only a "
+        "capability warning (pytorch/pytorch#172629); mixing CUDA majors is what breaks");
     r.fix = kFixCu130;
     return r;
   }

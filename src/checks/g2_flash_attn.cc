@@ -49,11 +49,12 @@ CheckResult CheckG2(const HostFacts& f) {
   ContainerInfo cont = DetectContainer(f.ctx());
   std::string local = fa->version.find('+') == std::string::npos ? "" : fa->version.substr(fa->version.find('+') + 1);
   bool ngc_tag = local.size() >= 4 && local.size() <= 5 && local[2] == '.' && ParseInt(local.substr(0, 2));
-  std::string origin = ngc_tag ? "NGC build (+" + local + ")"
+  std::string origin = ngc_tag          ? "NGC build (+" + local + ")"
                        : fa->direct_url ? "source/local build (direct_url.json: " + fa->direct_url->url + ")"
-                       : cont.in_container ? "installed inside a container"
-                                           : "installed from a wheel index (" +
-                                                 (fa->installer.empty() ? std::string("installer unknown") : fa->installer) + ")";
+                       : cont.in_container
+                           ? "installed inside a container"
+                           : "installed from a wheel index (" +
+                                 (fa->installer.empty() ? std::string("installer unknown") : fa->installer) + ")";
   r.evidence.push_back("origin: " + origin);
   if (!fa->problem.empty()) {
     r.status = CheckStatus::kFail;
@@ -114,19 +115,21 @@ CheckResult CheckG2(const HostFacts& f) {
     r.status = CheckStatus::kFail;
     r.summary = fmt::format("{} ({}) will not work here: {}", label, origin, problems[0]);
     for (size_t i = 1; i < problems.size(); ++i) r.evidence.push_back(problems[i]);
-    r.fix = "pip uninstall -y flash-attn and use SDPA, or use an NGC PyTorch container (ships a GB10 flash-attn); "
-            "a source build takes hours on a Spark (FLASH_ATTN_CUDA_ARCHS=121)";
+    r.fix =
+        "pip uninstall -y flash-attn and use SDPA, or use an NGC PyTorch container (ships a GB10 flash-attn); "
+        "a source build takes hours on a Spark (FLASH_ATTN_CUDA_ARCHS=121)";
     return r;
   }
   if (unsloth) {
     r.status = CheckStatus::kWarn;
-    r.summary = fmt::format("{} with {}: Unsloth picks flash-attn whenever it imports, regardless of "
-                            "attn_implementation=\"sdpa\"", PackageLabel(*unsloth), label);
+    r.summary = fmt::format(
+        "{} with {}: Unsloth picks flash-attn whenever it imports, regardless of "
+        "attn_implementation=\"sdpa\"",
+        PackageLabel(*unsloth), label);
     r.fix = kUnslothPatch;
     return r;
   }
-  r.summary = fmt::format("{} ({}), {} object(s) built for {}{}", label, origin, objects,
-                          ElfMachineName(host_em),
+  r.summary = fmt::format("{} ({}), {} object(s) built for {}{}", label, origin, objects, ElfMachineName(host_em),
                           torch_major ? fmt::format(", CUDA {} like torch", *torch_major) : std::string());
   return r;
 }

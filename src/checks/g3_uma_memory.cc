@@ -17,13 +17,12 @@ CheckResult CheckG3(const HostFacts& f) {
   auto gib = [](std::optional<uint64_t> v) {
     return v ? fmt::format("{:.1f} GiB", ToGiB(*v)) : std::string("not reported");
   };
-  r.summary = fmt::format("MemTotal {}, MemAvailable {}, MemFree {}, page cache {}, swap {} used of {}",
-                          gib(mi->total), gib(mi->available), gib(mi->free), gib(mi->PageCache()),
-                          gib(mi->SwapUsed()), gib(mi->swap_total));
+  r.summary =
+      fmt::format("MemTotal {}, MemAvailable {}, MemFree {}, page cache {}, swap {} used of {}", gib(mi->total),
+                  gib(mi->available), gib(mi->free), gib(mi->PageCache()), gib(mi->SwapUsed()), gib(mi->swap_total));
   r.summary += "; GPU memory: " + f.GpuMemorySummary();
   r.evidence.push_back("budget against MemAvailable (what the kernel can hand out), not nvidia-smi");
-  r.evidence.push_back(fmt::format("MemFree is the `free -g` \"free\" column: {}",
-                                   gib(mi->free)));
+  r.evidence.push_back(fmt::format("MemFree is the `free -g` \"free\" column: {}", gib(mi->free)));
   if (auto pc = mi->PageCache(); pc && mi->total) {
     double share = static_cast<double>(*pc) / static_cast<double>(*mi->total);
     r.evidence.push_back(fmt::format("page cache {} is {:.0f}% of MemTotal", gib(pc), share * 100));
@@ -35,8 +34,8 @@ CheckResult CheckG3(const HostFacts& f) {
     }
   }
   if (mi->hugepages_total && *mi->hugepages_total > 0)
-    r.evidence.push_back(fmt::format("HugePages_Total {}: hugepage memory is not in MemAvailable",
-                                     *mi->hugepages_total));
+    r.evidence.push_back(
+        fmt::format("HugePages_Total {}: hugepage memory is not in MemAvailable", *mi->hugepages_total));
   return r;
 }
 

@@ -28,13 +28,15 @@ CheckResult CheckG4(const HostFacts& f) {
     return v ? fmt::format(fmt::runtime(spec), *v) : std::string("not reported");
   };
   std::string clocks = g.sm_clock_mhz ? fmt::format("{} MHz", *g.sm_clock_mhz) : "not reported";
-  if (g.sm_clock_mhz && g.sm_clock_max_mhz) clocks = fmt::format("{} of {} MHz max", *g.sm_clock_mhz, *g.sm_clock_max_mhz);
+  if (g.sm_clock_mhz && g.sm_clock_max_mhz)
+    clocks = fmt::format("{} of {} MHz max", *g.sm_clock_mhz, *g.sm_clock_max_mhz);
   else if (g.sm_clock_max_mhz) clocks += fmt::format(" (max {} MHz)", *g.sm_clock_max_mhz);
   std::string reasons = "not reported";
   if (g.clock_event_reasons) {
     auto names = DecodeReasons(*g.clock_event_reasons);
     auto thr = ThrottleReasons(*g.clock_event_reasons);
-    reasons = fmt::format("{} ({})", FormatReasonMask(*g.clock_event_reasons), names.empty() ? "none" : Join(names, ", "));
+    reasons =
+        fmt::format("{} ({})", FormatReasonMask(*g.clock_event_reasons), names.empty() ? "none" : Join(names, ", "));
     reasons += thr.empty() ? ", not throttling" : ", THROTTLING: " + Join(thr, "+");
   }
   r.summary = fmt::format("{}: {} degC, power {}, power limit {}, SM clock {}, clock-event reasons {}",
@@ -42,12 +44,14 @@ CheckResult CheckG4(const HostFacts& f) {
                           num(g.power_w, "{:.1f} W"), num(g.power_limit_w, "{:.0f} W"), clocks, reasons);
   r.evidence.push_back("source: " + snap.source);
   if (!g.power_limit_w)
-    r.evidence.push_back("no power limit reported (GB10 exposes none through NVML); the 240 W figure is a "
-                         "rated reference, not a reading");
+    r.evidence.push_back(
+        "no power limit reported (GB10 exposes none through NVML); the 240 W figure is a "
+        "rated reference, not a reading");
   if (g.temp_c && *g.temp_c >= 86)
     r.evidence.push_back("at or above 86 degC: a reported GB10 trip point is 86-87 degC (inference-atlas PR #225)");
-  r.evidence.push_back("a clear reason mask does not prove full speed on GB10: power-delivery-degraded and hidden "
-                       "slow states set no reason bit; watch clocks under load with `sparkops sample`");
+  r.evidence.push_back(
+      "a clear reason mask does not prove full speed on GB10: power-delivery-degraded and hidden "
+      "slow states set no reason bit; watch clocks under load with `sparkops sample`");
   if (snap.gpus.size() > 1) r.evidence.push_back(fmt::format("{} GPUs; the line shows GPU 0", snap.gpus.size()));
   // issue 18: PROCHOT / power-limit level / DC input / CPU temperature from outside NVML
   for (auto& line : G4PowerLines(ReadPowerReading(f.ctx().fs), g.name.find("GB10") != std::string::npos))

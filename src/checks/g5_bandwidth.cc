@@ -15,11 +15,12 @@ CheckResult CheckG5(const HostFacts& f) {
   if (snap.any() && cc && *cc != std::pair{12, 1} && !snap.gpus[0].unified_memory) {
     const GpuReading& g = snap.gpus[0];
     r.status = CheckStatus::kSkip;
-    r.summary = fmt::format("{} (compute capability {}.{}) has memory of its own{}: GB10's LPDDR5x budget "
-                            "(180-192 GB/s) does not apply",
-                            g.name.empty() ? "this GPU" : g.name, cc->first, cc->second,
-                            g.mem_total_bytes ? fmt::format(" ({:.1f} GiB)", static_cast<double>(*g.mem_total_bytes) / (1u << 30))
-                                              : std::string());
+    r.summary = fmt::format(
+        "{} (compute capability {}.{}) has memory of its own{}: GB10's LPDDR5x budget "
+        "(180-192 GB/s) does not apply",
+        g.name.empty() ? "this GPU" : g.name, cc->first, cc->second,
+        g.mem_total_bytes ? fmt::format(" ({:.1f} GiB)", static_cast<double>(*g.mem_total_bytes) / (1u << 30))
+                          : std::string());
     r.evidence = {fmt::format("read through {}", snap.source),
                   "the budget is for the Spark's one 128 GB pool shared by CPU and GPU; a discrete card's "
                   "bandwidth is its own memory's (datasheet)"};

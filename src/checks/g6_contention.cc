@@ -23,9 +23,10 @@ std::string FixFor(const Workload& w) {
     case WorkloadKind::kTgi:
       return fmt::format("restart TGI pid {} with --cuda-memory-fraction 0.5 or lower", w.main.pid);
     case WorkloadKind::kOllama:
-      return fmt::format("unload Ollama's models (`ollama stop MODEL`) or set OLLAMA_KEEP_ALIVE=0 / "
-                         "OLLAMA_MAX_LOADED_MODELS=1 for pid {}",
-                         w.main.pid);
+      return fmt::format(
+          "unload Ollama's models (`ollama stop MODEL`) or set OLLAMA_KEEP_ALIVE=0 / "
+          "OLLAMA_MAX_LOADED_MODELS=1 for pid {}",
+          w.main.pid);
     case WorkloadKind::kLlamaCpp:
       return fmt::format("restart llama.cpp pid {} with a fixed -c context (and a smaller model or -ngl)", w.main.pid);
     case WorkloadKind::kOtherGpu:
@@ -54,16 +55,17 @@ CheckResult CheckG6(const HostFacts& f) {
                                      w.cap.text, VerdictName(w.verdict), w.reason, Gib(w.TotalRssBytes()),
                                      Gib(w.TotalGpuBytes())));
     if (w.verdict == Verdict::kNearCapacity || w.verdict == Verdict::kUncapped) {
-      risky.push_back(fmt::format("{} pid {} ({}, cap {})", KindName(w.kind), w.main.pid, VerdictName(w.verdict),
-                                  w.cap.text));
+      risky.push_back(
+          fmt::format("{} pid {} ({}, cap {})", KindName(w.kind), w.main.pid, VerdictName(w.verdict), w.cap.text));
       fixes.push_back(FixFor(w));
     } else {
       fine.push_back(fmt::format("{} pid {} {}{}", KindName(w.kind), w.main.pid, VerdictName(w.verdict),
                                  w.verdict == Verdict::kCapped ? " at " + w.cap.text : ""));
     }
     if (w.kind == WorkloadKind::kVllm && w.cap.is_default)
-      r.evidence.push_back("vLLM's --gpu-memory-utilization default is 0.92 per instance (vllm/config/cache.py); "
-                           "0.9 is the older default (vLLM PR #2162)");
+      r.evidence.push_back(
+          "vLLM's --gpu-memory-utilization default is 0.92 per instance (vllm/config/cache.py); "
+          "0.9 is the older default (vLLM PR #2162)");
   }
   r.evidence.push_back(scan->gpu_source == "none" ? "GPU per-process memory: not reported (no GPU readable)"
                                                   : "GPU per-process memory from " + scan->gpu_source);
@@ -78,8 +80,8 @@ CheckResult CheckG6(const HostFacts& f) {
     return r;
   }
   r.status = CheckStatus::kWarn;
-  r.summary = fmt::format("{} uncapped or near-capacity on the shared pool: {}; one heavy job at a time",
-                          risky.size(), Join(risky, ", "));
+  r.summary = fmt::format("{} uncapped or near-capacity on the shared pool: {}; one heavy job at a time", risky.size(),
+                          Join(risky, ", "));
   r.fix = Join(fixes, "; ");
   return r;
 }

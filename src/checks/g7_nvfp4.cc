@@ -71,7 +71,9 @@ CheckResult CheckG7(const HostFacts& f) {
   if (!cc) {
     r.status = CheckStatus::kSkip;
     r.summary = "no GPU compute capability readable (" +
-                (f.gpu().any() ? std::string("not reported") : f.gpu().why_none.empty() ? "no GPU" : f.gpu().why_none) +
+                (f.gpu().any()              ? std::string("not reported")
+                 : f.gpu().why_none.empty() ? "no GPU"
+                                            : f.gpu().why_none) +
                 ")";
     return r;
   }
@@ -79,8 +81,10 @@ CheckResult CheckG7(const HostFacts& f) {
   r.evidence.push_back(fmt::format("compute capability {} ({})", ccs, f.gpu().source));
   if (cc->first != 10 && cc->first != 12) {
     r.status = CheckStatus::kSkip;
-    r.summary = fmt::format("GPU is compute capability {}: NVFP4 tensor cores exist only on Blackwell (10.x, 12.x), "
-                            "so the rule does not apply", ccs);
+    r.summary = fmt::format(
+        "GPU is compute capability {}: NVFP4 tensor cores exist only on Blackwell (10.x, 12.x), "
+        "so the rule does not apply",
+        ccs);
     return r;
   }
   for (const char* v : {"FLASHINFER_CUDA_ARCH_LIST", "TORCH_CUDA_ARCH_LIST"})
@@ -103,8 +107,8 @@ CheckResult CheckG7(const HostFacts& f) {
       if (!pc.unreadable.empty()) unknown.push_back(label + " (" + pc.unreadable.front() + ")");
       continue;
     }
-    r.evidence.push_back(fmt::format("{} on {}: native {}; PTX JIT {}; NVFP4-capable {}; not for this GPU {}",
-                                     label, ccs, List(pc.native), List(pc.jit), List(pc.nvfp4), List(pc.other)));
+    r.evidence.push_back(fmt::format("{} on {}: native {}; PTX JIT {}; NVFP4-capable {}; not for this GPU {}", label,
+                                     ccs, List(pc.native), List(pc.jit), List(pc.nvfp4), List(pc.other)));
     if (pc.native.empty() && pc.jit.empty()) no_code.push_back(fmt::format("{} (only {})", label, List(pc.other)));
     else if (pc.native.empty()) jit_only.push_back(fmt::format("{} (PTX {})", label, List(pc.jit)));
     if (!pc.native.empty() || !pc.jit.empty()) {
@@ -125,16 +129,20 @@ CheckResult CheckG7(const HostFacts& f) {
   }
   std::vector<std::string> warn, fix;
   if (!no_fp4.empty()) {
-    warn.push_back(fmt::format("{} run{} on {} but ha{} no NVFP4-capable (a/f) kernels for it: NVFP4 will fall "
-                               "back or run slower than FP8", Join(no_fp4, ", "), no_fp4.size() == 1 ? "s" : "", ccs,
-                               no_fp4.size() == 1 ? "s" : "ve"));
+    warn.push_back(
+        fmt::format("{} run{} on {} but ha{} no NVFP4-capable (a/f) kernels for it: NVFP4 will fall "
+                    "back or run slower than FP8",
+                    Join(no_fp4, ", "), no_fp4.size() == 1 ? "s" : "", ccs, no_fp4.size() == 1 ? "s" : "ve"));
     fix.push_back(fp4_fix);
   }
   if (!jit_only.empty()) {
-    warn.push_back(fmt::format("{} run{} on {} only via PTX JIT: the first start compiles every kernel (minutes), "
-                               "cached in {}", Join(jit_only, ", "), jit_only.size() == 1 ? "s" : "", ccs, cache));
-    fix.push_back("keep the JIT cache between runs (a persistent CUDA_CACHE_PATH, CUDA_CACHE_MAXSIZE large enough), "
-                  "or install a build with native cubins for this GPU");
+    warn.push_back(
+        fmt::format("{} run{} on {} only via PTX JIT: the first start compiles every kernel (minutes), "
+                    "cached in {}",
+                    Join(jit_only, ", "), jit_only.size() == 1 ? "s" : "", ccs, cache));
+    fix.push_back(
+        "keep the JIT cache between runs (a persistent CUDA_CACHE_PATH, CUDA_CACHE_MAXSIZE large enough), "
+        "or install a build with native cubins for this GPU");
   }
   if (!warn.empty()) {
     r.status = CheckStatus::kWarn;
@@ -143,7 +151,8 @@ CheckResult CheckG7(const HostFacts& f) {
     return r;
   }
   if (!good.empty()) {
-    r.summary = fmt::format("compute capability {}; native kernels and NVFP4-capable kernels in {}", ccs, Join(good, ", "));
+    r.summary =
+        fmt::format("compute capability {}; native kernels and NVFP4-capable kernels in {}", ccs, Join(good, ", "));
     return r;
   }
   if (!unknown.empty()) {
@@ -151,7 +160,8 @@ CheckResult CheckG7(const HostFacts& f) {
     r.summary = "compute capability " + ccs + "; could not read the device code of " + Join(unknown, ", ");
     return r;
   }
-  r.summary = "compute capability " + ccs + "; no NVFP4 kernel package with device code installed (vllm, flashinfer, "
+  r.summary = "compute capability " + ccs +
+              "; no NVFP4 kernel package with device code installed (vllm, flashinfer, "
               "sgl-kernel, tensorrt-llm): nothing runs NVFP4 here";
   return r;
 }

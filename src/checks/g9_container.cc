@@ -23,7 +23,8 @@ void CheckPin(const Inventory& inv, const Package& pkg, std::string_view dep_nor
     if (NormalizeName(req.name) != dep_norm || req.spec.empty()) continue;
     if (req.marker.find("extra ==") != std::string::npos) continue;  // optional extras do not pin
     auto ok = SatisfiesSpec(dep->version, req.spec);
-    std::string line = fmt::format("{} requires {}{}; installed {}", PackageLabel(pkg), req.name, req.spec, dep->version);
+    std::string line =
+        fmt::format("{} requires {}{}; installed {}", PackageLabel(pkg), req.name, req.spec, dep->version);
     if (ok && !*ok) disagree.push_back(line);
     else agree.push_back(line);
   }
@@ -34,8 +35,8 @@ void CheckPin(const Inventory& inv, const Package& pkg, std::string_view dep_nor
 void ExactPins(const Inventory& inv, std::vector<std::string>& agree, std::vector<std::string>& disagree) {
   auto covered = [](const std::string& pkg, const std::string& dep) {
     if (pkg == "torch") return dep == "triton" || dep == "pytorch-triton";
-    return dep == "torch" && (pkg == "xformers" || pkg == "vllm" || pkg == "flash-attn" || pkg == "torchvision" ||
-                              pkg == "torchaudio");
+    return dep == "torch" &&
+           (pkg == "xformers" || pkg == "vllm" || pkg == "flash-attn" || pkg == "torchvision" || pkg == "torchaudio");
   };
   for (const auto& p : inv.packages) {
     if (inv.Find(p.norm) != &p) continue;  // a shadowed copy is not what imports
@@ -63,7 +64,8 @@ CheckResult CheckG9(const HostFacts& f) {
   else if (tv && *tv) ngc = NgcRelease((*tv)->version);
   if (!c.ngc_product.empty()) r.evidence.push_back("NVIDIA_PRODUCT_NAME=" + c.ngc_product);
   if (!c.pip_constraint.empty())
-    r.evidence.push_back("PIP_CONSTRAINT=" + c.pip_constraint + " (NGC pins torch/triton: pip cannot silently replace them)");
+    r.evidence.push_back("PIP_CONSTRAINT=" + c.pip_constraint +
+                         " (NGC pins torch/triton: pip cannot silently replace them)");
   if (c.in_container) {
     r.summary = ngc.empty() ? fmt::format("running in a container ({})", c.engine)
                             : fmt::format("running in an NGC {} {} container ({})",
@@ -71,11 +73,13 @@ CheckResult CheckG9(const HostFacts& f) {
     return r;
   }
   if (!ngc.empty()) r.evidence.push_back("torch carries the NGC tag " + ngc + " but no container marker was found");
-  r.evidence.push_back("no container marker: no /.dockerenv, /run/.containerenv, container= or cgroup/mountinfo "
-                       "marker (cgroup v2 with a private namespace shows none even in Docker)");
+  r.evidence.push_back(
+      "no container marker: no /.dockerenv, /run/.containerenv, container= or cgroup/mountinfo "
+      "marker (cgroup v2 with a private namespace shows none even in Docker)");
   r.status = CheckStatus::kWarn;
-  r.fix = "prefer an NGC container (nvcr.io/nvidia/pytorch:25.10-py3 or newer ships CUDA 13 torch, flash-attn and "
-          "a pip constraint file) or Unsloth's container";
+  r.fix =
+      "prefer an NGC container (nvcr.io/nvidia/pytorch:25.10-py3 or newer ships CUDA 13 torch, flash-attn and "
+      "a pip constraint file) or Unsloth's container";
   if (!f.python()) {
     r.summary = "bare host, no container; no Python environment found to inspect for drift";
     return r;
@@ -98,14 +102,16 @@ CheckResult CheckG9(const HostFacts& f) {
   for (const auto& a : agree) r.evidence.push_back("pin agrees: " + a);
   for (const auto& d : disagree) r.evidence.push_back("pin DISAGREES: " + d);
   std::string vs = versions.empty() ? "no torch stack installed" : Join(versions, ", ");
-  r.summary = fmt::format("bare pip, no container: {}; {}", vs,
-                          disagree.empty() ? (agree.empty() ? std::string("no pins to compare")
-                                                            : fmt::format("{} pin(s) agree", agree.size()))
-                                           : fmt::format("{} pin(s) disagree: {}{}", disagree.size(),
-                                                         Join(std::vector<std::string>(disagree.begin(),
-                                                                                       disagree.begin() + std::min<std::ptrdiff_t>(3, std::ssize(disagree))),
-                                                              "; "),
-                                                         disagree.size() > 3 ? "; ..." : ""));
+  r.summary = fmt::format(
+      "bare pip, no container: {}; {}", vs,
+      disagree.empty()
+          ? (agree.empty() ? std::string("no pins to compare") : fmt::format("{} pin(s) agree", agree.size()))
+          : fmt::format("{} pin(s) disagree: {}{}", disagree.size(),
+                        Join(std::vector<std::string>(disagree.begin(),
+                                                      disagree.begin() +
+                                                          std::min<std::ptrdiff_t>(3, std::ssize(disagree))),
+                             "; "),
+                        disagree.size() > 3 ? "; ..." : ""));
   return r;
 }
 

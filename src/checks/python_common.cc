@@ -42,8 +42,9 @@ bool IsGpuHost(const HostFacts& f, std::string* why) {
     if (why) *why = "NVIDIA driver loaded (/proc/driver/nvidia/version: " + *line + ")";
     return true;
   }
-  if (why) *why = "no GPU readable (" + (f.gpu().why_none.empty() ? std::string("none") : f.gpu().why_none) +
-                  ") and no NVIDIA driver loaded";
+  if (why)
+    *why = "no GPU readable (" + (f.gpu().why_none.empty() ? std::string("none") : f.gpu().why_none) +
+           ") and no NVIDIA driver loaded";
   return false;
 }
 

@@ -1,19 +1,20 @@
 // sparkops analyze DIR | --log FILE [--thermal FILE] [--html FILE] [--tz ZONE] [--step-format T]
 #include "analysis/analyze.h"
-#include "report/analysis.h"
 #include "base/error.h"
 #include "base/json_text.h"
 #include "cli/commands.h"
 #include "cli/flags.h"
 #include "cli/run_memory.h"
 #include "host/write_file.h"
+#include "report/analysis.h"
 #include "report/html.h"
 
 namespace sparkops {
 
 int CmdAnalyze(Context& ctx, const std::vector<std::string>& args) {
-  auto app = NewApp("analyze", "Find sustained step-time slowdowns in a training log and say why "
-                               "(thermal, power_cap, pd_degraded, contention, memory_pressure or unknown).");
+  auto app = NewApp("analyze",
+                    "Find sustained step-time slowdowns in a training log and say why "
+                    "(thermal, power_cap, pd_degraded, contention, memory_pressure or unknown).");
   std::string dir, log, thermal, html, tz, step_format;
   app->add_option("dir", dir, "run directory written by `sparkops run`");
   app->add_option("--log", log, "a training log (train.log or any framework's output)");
@@ -55,8 +56,7 @@ int CmdAnalyze(Context& ctx, const std::vector<std::string>& args) {
     in.step_format = std::move(*t);
   }
   if (!html.empty()) {
-    if (auto same = RefuseOutputOverInput("--html", html, {in.log, in.thermal, in.events, in.meta});
-        !same) {
+    if (auto same = RefuseOutputOverInput("--html", html, {in.log, in.thermal, in.events, in.meta}); !same) {
       ctx.err << "sparkops analyze: " << same.error().message << "\n";
       return kExitUsage;
     }

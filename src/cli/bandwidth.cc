@@ -37,8 +37,8 @@ int CmdBandwidth(Context& ctx, const std::vector<std::string>& args) {
   }
   auto figures = ReferenceBandwidths();
   if (measure)
-    figures.push_back({"this machine, measured now (CPU cores reading memory; not the GPU's figure)",
-                       MeasureReadBandwidth()});
+    figures.push_back(
+        {"this machine, measured now (CPU cores reading memory; not the GPU's figure)", MeasureReadBandwidth()});
   const double bytes = lm ? BytesPerToken(lm->spec, *bpp) : 0;
   if (ctx.json) {
     nlohmann::json j;
@@ -58,17 +58,17 @@ int CmdBandwidth(Context& ctx, const std::vector<std::string>& args) {
     return kExitOk;
   }
   if (lm)
-    ctx.out << fmt::format("{} in {}: {:.2f} GB read per decoded token{} (weights only; the KV cache adds more at long "
-                           "context, so these are ceilings)\n",
-                           lm->spec.name, dtype, bytes / 1e9,
-                           lm->spec.is_moe() ? fmt::format(" (MoE: {} of {} experts active)", lm->spec.experts_per_token,
-                                                           lm->spec.experts)
-                                             : "");
+    ctx.out << fmt::format(
+        "{} in {}: {:.2f} GB read per decoded token{} (weights only; the KV cache adds more at long "
+        "context, so these are ceilings)\n",
+        lm->spec.name, dtype, bytes / 1e9,
+        lm->spec.is_moe() ? fmt::format(" (MoE: {} of {} experts active)", lm->spec.experts_per_token, lm->spec.experts)
+                          : "");
   for (const auto& f : figures) {
     if (lm)
-      ctx.out << fmt::format("  {:>7.1f} GB/s -> {:>8.1f} tokens/s  {}\n", f.gb_per_s, f.gb_per_s * 1e9 / bytes, f.label);
-    else
-      ctx.out << fmt::format("  {:>7.1f} GB/s  {}\n", f.gb_per_s, f.label);
+      ctx.out << fmt::format("  {:>7.1f} GB/s -> {:>8.1f} tokens/s  {}\n", f.gb_per_s, f.gb_per_s * 1e9 / bytes,
+                             f.label);
+    else ctx.out << fmt::format("  {:>7.1f} GB/s  {}\n", f.gb_per_s, f.label);
   }
   if (!lm) ctx.out << "give --model M [--dtype D] for the decode tokens/s ceiling\n";
   return kExitOk;

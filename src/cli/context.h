@@ -1,8 +1,8 @@
 #pragma once
 /// What every command gets: the global options, the host view and the output streams.
 #include <ostream>
-#include <utility>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "host/host_view.h"

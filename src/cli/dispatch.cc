@@ -85,8 +85,7 @@ void PrintHelp(std::ostream& out) {
 }
 
 void PrintVersion(std::ostream& out) {
-  out << "sparkops " SPARKOPS_VERSION " (git " SPARKOPS_GIT_REV ", " SPARKOPS_BUILD_ARCH ", " SPARKOPS_COMPILER
-         ")\n";
+  out << "sparkops " SPARKOPS_VERSION " (git " SPARKOPS_GIT_REV ", " SPARKOPS_BUILD_ARCH ", " SPARKOPS_COMPILER ")\n";
 }
 
 const Command* FindCommand(std::string_view name) {

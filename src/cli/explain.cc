@@ -27,16 +27,16 @@ void RenderText(std::ostream& out, const Explanation& e) {
 }
 
 nlohmann::ordered_json ToJson(const Explanation& e) {
-  return {{"id", e.id},       {"title", e.title}, {"symptom", e.symptom},
-          {"cause", e.cause}, {"check", e.check}, {"fix", e.fix},
-          {"notes", e.notes}, {"corrections", e.corrections}};
+  return {{"id", e.id},       {"title", e.title}, {"symptom", e.symptom}, {"cause", e.cause},
+          {"check", e.check}, {"fix", e.fix},     {"notes", e.notes},     {"corrections", e.corrections}};
 }
 
 }  // namespace
 
 int CmdExplain(Context& ctx, const std::vector<std::string>& args) {
-  auto app = NewApp("explain", "Symptom, cause, how sparkops checks it, and the fix, for G1..G10 or the OOM "
-                               "ladder. Without an argument, all of them.");
+  auto app = NewApp("explain",
+                    "Symptom, cause, how sparkops checks it, and the fix, for G1..G10 or the OOM "
+                    "ladder. Without an argument, all of them.");
   std::string topic;
   app->add_option("topic", topic, "G1..G10 or ladder");
   if (auto rc = ParseFlags(*app, args, ctx)) return *rc;

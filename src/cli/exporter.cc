@@ -112,10 +112,12 @@ int CmdExporter(Context& ctx, const std::vector<std::string>& args) {
   StopOnSignals signals(stop);  // before any thread starts, so all of them inherit the mask
   MetricsCache cache(ctx, copts);
   cache.StartPreflight();
-  auto served = Serve(*addr, limits, [&cache] { return cache.Body(); }, stop, [&](int port) {
-    std::string host = addr->host.find(':') != std::string::npos ? "[" + addr->host + "]" : addr->host;
-    ctx.out << fmt::format("sparkops exporter: serving http://{}:{}/metrics\n", host, port) << std::flush;
-  });
+  auto served = Serve(
+      *addr, limits, [&cache] { return cache.Body(); }, stop,
+      [&](int port) {
+        std::string host = addr->host.find(':') != std::string::npos ? "[" + addr->host + "]" : addr->host;
+        ctx.out << fmt::format("sparkops exporter: serving http://{}:{}/metrics\n", host, port) << std::flush;
+      });
   cache.Stop();
   if (!served) {
     ctx.err << "sparkops exporter: " << served.error().message << "\n";

@@ -7,13 +7,13 @@
 namespace sparkops {
 
 CLI::Validator NonEmpty() {
-  return CLI::Validator([](std::string& v) { return v.empty() ? std::string("empty value") : std::string(); }, "", "NonEmpty");
+  return CLI::Validator([](std::string& v) { return v.empty() ? std::string("empty value") : std::string(); }, "",
+                        "NonEmpty");
 }
 
 std::unique_ptr<CLI::App> NewApp(const std::string& command, const std::string& description) {
   auto app = std::make_unique<CLI::App>(description, "sparkops " + command);
-  app->footer(
-      "Global options: --root DIR, --nvml PATH|none, --nvidia-smi PATH|none, --json (see `sparkops help`).");
+  app->footer("Global options: --root DIR, --nvml PATH|none, --nvidia-smi PATH|none, --json (see `sparkops help`).");
   return app;
 }
 
@@ -47,8 +47,8 @@ CLI::Option* AddNumber(CLI::App& app, const std::string& name, int64_t& target, 
   return AddParsed(app, name, range, help, [&target](double v) { target = static_cast<int64_t>(v); });
 }
 
-CLI::Option* AddNumber(CLI::App& app, const std::string& name, std::optional<double>& target,
-                       const NumberRange& range, const std::string& help) {
+CLI::Option* AddNumber(CLI::App& app, const std::string& name, std::optional<double>& target, const NumberRange& range,
+                       const std::string& help) {
   return AddParsed(app, name, range, help, [&target](double v) { target = v; });
 }
 

@@ -27,8 +27,8 @@ CLI::Option* AddNumber(CLI::App& app, const std::string& name, double& target, c
                        const std::string& help);
 CLI::Option* AddNumber(CLI::App& app, const std::string& name, int64_t& target, NumberRange range,
                        const std::string& help);
-CLI::Option* AddNumber(CLI::App& app, const std::string& name, std::optional<double>& target,
-                       const NumberRange& range, const std::string& help);
+CLI::Option* AddNumber(CLI::App& app, const std::string& name, std::optional<double>& target, const NumberRange& range,
+                       const std::string& help);
 
 /// Refuses an empty value given explicitly (`--min-available ""`, an unset shell variable): the
 /// default would be used silently otherwise. Chain with ->check(NonEmpty()).

@@ -19,7 +19,8 @@ int CmdFlush(Context& ctx, const std::vector<std::string>& args) {
   app->add_flag("--force", force, "flush even while a trainer is running");
   if (auto rc = ParseFlags(*app, args, ctx)) return *rc;
   if (!dry_run && !IsRoot()) {
-    ctx.err << "sparkops flush: needs root (it writes " << kDropCachesPath << "); nothing was done. "
+    ctx.err << "sparkops flush: needs root (it writes " << kDropCachesPath
+            << "); nothing was done. "
                "Run `sudo sparkops flush`, or `sparkops flush --dry-run` to see what it would free.\n";
     return kExitProblem;
   }
@@ -44,11 +45,11 @@ int CmdFlush(Context& ctx, const std::vector<std::string>& args) {
       j["mem_available_gib"] = avail ? nlohmann::json(ToGiB(*avail)) : nlohmann::json();
       ctx.out << JsonText(j) << "\n";
     } else {
-      ctx.out << fmt::format("would run: sync; echo 3 > {}\nreclaimable page cache: {} "
-                             "(Cached + Buffers - Shmem); MemAvailable now {}\n",
-                             kDropCachesPath,
-                             cache ? fmt::format("{:.2f} GiB", ToGiB(*cache)) : "not reported",
-                             avail ? fmt::format("{:.2f} GiB", ToGiB(*avail)) : "not reported");
+      ctx.out << fmt::format(
+          "would run: sync; echo 3 > {}\nreclaimable page cache: {} "
+          "(Cached + Buffers - Shmem); MemAvailable now {}\n",
+          kDropCachesPath, cache ? fmt::format("{:.2f} GiB", ToGiB(*cache)) : "not reported",
+          avail ? fmt::format("{:.2f} GiB", ToGiB(*avail)) : "not reported");
     }
     return kExitOk;
   }
@@ -72,7 +73,8 @@ int CmdFlush(Context& ctx, const std::vector<std::string>& args) {
   } else {
     ctx.out << fmt::format("flushed: MemAvailable {} -> {}; freed {}\n",
                            avail ? fmt::format("{:.2f} GiB", ToGiB(*avail)) : "not reported",
-                           after && after->available ? fmt::format("{:.2f} GiB", ToGiB(*after->available)) : "not reported",
+                           after && after->available ? fmt::format("{:.2f} GiB", ToGiB(*after->available))
+                                                     : "not reported",
                            freed ? fmt::format("{:.2f} GiB", *freed) : "not reported");
   }
   return kExitOk;

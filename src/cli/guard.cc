@@ -78,9 +78,10 @@ std::optional<std::regex> Regex(const std::string& text) {
 }  // namespace
 
 int CmdGuard(Context& ctx, const std::vector<std::string>& args) {
-  auto app = NewApp("guard", "Watch the whole host's memory and stop the largest process (resident + GPU memory) "
-                             "before the unified pool runs out. JSON lines on stdout.\n"
-                             "Usage: sparkops guard [--min-available SIZE] [--prefer RE] [--avoid RE] [--dry-run]");
+  auto app = NewApp("guard",
+                    "Watch the whole host's memory and stop the largest process (resident + GPU memory) "
+                    "before the unified pool runs out. JSON lines on stdout.\n"
+                    "Usage: sparkops guard [--min-available SIZE] [--prefer RE] [--avoid RE] [--dry-run]");
   GuardFlags flags;
   flags.Add(*app, false);
   double grace = 10;
@@ -109,7 +110,8 @@ int CmdGuard(Context& ctx, const std::vector<std::string>& args) {
   guard::FastReader reader(ctx.fs);
   bool locked = guard::LockMemory(), adjusted = guard::SetOwnOomScoreAdj(guard::kGuardOomScoreAdj);
 
-  struct sigaction sa {}, old_int{}, old_term{};
+  struct sigaction sa {
+  }, old_int{}, old_term{};
   sa.sa_handler = OnQuit;
   sigemptyset(&sa.sa_mask);
   ::sigaction(SIGINT, &sa, &old_int);

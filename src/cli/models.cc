@@ -21,12 +21,19 @@ int CmdModels(Context& ctx, const std::vector<std::string>& args) {
     for (const auto& e : cat) {
       const ModelSpec& s = e.spec;
       auto pc = CountParams(s);
-      nlohmann::json j = {{"name", s.name}, {"hf_id", e.hf_id}, {"model_type", s.model_type},
-                          {"params", pc.total()}, {"active_params", pc.active()},
-                          {"params_official", s.params_official}, {"vocab_size", s.vocab},
-                          {"hidden_size", s.hidden}, {"intermediate_size", s.intermediate},
-                          {"num_hidden_layers", s.layers}, {"num_attention_heads", s.heads},
-                          {"num_key_value_heads", s.kv_heads}, {"head_dim", s.head_dim},
+      nlohmann::json j = {{"name", s.name},
+                          {"hf_id", e.hf_id},
+                          {"model_type", s.model_type},
+                          {"params", pc.total()},
+                          {"active_params", pc.active()},
+                          {"params_official", s.params_official},
+                          {"vocab_size", s.vocab},
+                          {"hidden_size", s.hidden},
+                          {"intermediate_size", s.intermediate},
+                          {"num_hidden_layers", s.layers},
+                          {"num_attention_heads", s.heads},
+                          {"num_key_value_heads", s.kv_heads},
+                          {"head_dim", s.head_dim},
                           {"tie_word_embeddings", s.tied}};
       j["max_position_embeddings"] = s.max_positions ? nlohmann::json(*s.max_positions) : nlohmann::json();
       if (s.is_moe()) {
@@ -45,12 +52,12 @@ int CmdModels(Context& ctx, const std::vector<std::string>& args) {
     const ModelSpec& s = e.spec;
     auto pc = CountParams(s);
     ctx.out << fmt::format("{:<30} {:<12} {:>8.2f}B {:>8}  {:>6} {:>6} {:>8}  {}\n", s.name, s.model_type,
-                           pc.total() / 1e9, s.is_moe() ? fmt::format("{:.2f}B", pc.active() / 1e9) : "",
-                           s.layers, fmt::format("{}/{}", s.kv_heads, s.heads),
+                           pc.total() / 1e9, s.is_moe() ? fmt::format("{:.2f}B", pc.active() / 1e9) : "", s.layers,
+                           fmt::format("{}/{}", s.kv_heads, s.heads),
                            s.max_positions ? std::to_string(*s.max_positions) : "", e.hf_id);
   }
-  ctx.out << fmt::format("{} models; params are counted from the config fields (architecture facts only, no weights).\n",
-                         cat.size());
+  ctx.out << fmt::format(
+      "{} models; params are counted from the config fields (architecture facts only, no weights).\n", cat.size());
   return kExitOk;
 }
 

@@ -6,14 +6,13 @@
 #include "base/json_text.h"
 #include "cli/commands.h"
 #include "cli/plan_options.h"
-#include "report/plan.h"
 #include "memory/ladder.h"
+#include "report/plan.h"
 #include "report/run_memory.h"
 
 namespace sparkops {
 
 using namespace memory;
-
 
 /// How much of a long log `oom --log` reads: its end, where an OOM is reported.
 constexpr size_t kOomLogTailBytes = 32u << 20;

@@ -49,10 +49,8 @@ int CmdPlan(Context& ctx, const std::vector<std::string>& args) {
     ctx.err << "sparkops plan: " << plan.error().message << "\n";
     return kExitUsage;
   }
-  if (ctx.json)
-    ctx.out << JsonText(PlanJson(*plan)) << "\n";
-  else
-    PrintPlan(ctx.out, *plan);
+  if (ctx.json) ctx.out << JsonText(PlanJson(*plan)) << "\n";
+  else PrintPlan(ctx.out, *plan);
   return plan->verdict == Verdict::kNoFit ? kExitProblem : kExitOk;
 }
 

@@ -10,7 +10,8 @@ using namespace memory;
 
 void AddPlanFlags(CLI::App& app, PlanFlags& f) {
   app.add_option("--method", f.method, "full|lora|qlora (default lora)");
-  AddNumber(app, "--seq", f.seq, {1, 1 << 24, false, true, "tokens"}, "sequence / pack length in tokens (default 2048)");
+  AddNumber(app, "--seq", f.seq, {1, 1 << 24, false, true, "tokens"},
+            "sequence / pack length in tokens (default 2048)");
   AddNumber(app, "--batch", f.batch, {1, 1 << 20, false, true, ""}, "micro-batch size (default 1)");
   app.add_option("--grad-ckpt", f.grad_ckpt, "gradient checkpointing on|off (default on)");
   app.add_option("--optimizer", f.optimizer, "adamw|adamw8bit|paged_adamw8bit|sgd|adafactor (default adamw)");

@@ -35,4 +35,3 @@ void ResolveBnbVersion(const Context& ctx, const PlanFlags& f, memory::PlanOptio
 Result<memory::Plan> PlanFromFlags(Context& ctx, const std::string& model, const PlanFlags& f);
 
 }  // namespace sparkops
-

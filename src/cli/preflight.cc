@@ -12,8 +12,9 @@
 namespace sparkops {
 
 int CmdPreflight(Context& ctx, const std::vector<std::string>& args) {
-  auto app = NewApp("preflight", "Check the ten known DGX Spark failure modes G1..G10, one line each.\n"
-                                 "Reads files only; never imports a Python package. Exit 1 on any FAIL.");
+  auto app = NewApp("preflight",
+                    "Check the ten known DGX Spark failure modes G1..G10, one line each.\n"
+                    "Reads files only; never imports a Python package. Exit 1 on any FAIL.");
   PreflightOptions opts;
   std::string only;
   app->add_option("--python", opts.python, "Python interpreter whose sys.path to inspect (run with -S)");
@@ -21,8 +22,8 @@ int CmdPreflight(Context& ctx, const std::vector<std::string>& args) {
   app->add_option("--config", opts.configs,
                   "accelerate YAML, DeepSpeed JSON or launch script to check for G10 (repeatable)");
   app->add_flag("--pair", opts.pair,
-               "G10: report the Spark-pair link (RDMA endpoints, interfaces, NCCL/UCX variables) even with no "
-               "multi-node config or NCCL variable");
+                "G10: report the Spark-pair link (RDMA endpoints, interfaces, NCCL/UCX variables) even with no "
+                "multi-node config or NCCL variable");
   app->add_option("--only", only, "comma list of checks to run, e.g. G1,G3");
   if (auto rc = ParseFlags(*app, args, ctx)) return *rc;
 
@@ -48,10 +49,8 @@ int CmdPreflight(Context& ctx, const std::vector<std::string>& args) {
     CheckResult r = c.run(facts);
     any_fail |= r.status == CheckStatus::kFail;
     input_error |= r.input_error;
-    if (ctx.json)
-      doc.push_back(CheckJson(r));
-    else
-      ctx.out << CheckLine(r) << "\n";
+    if (ctx.json) doc.push_back(CheckJson(r));
+    else ctx.out << CheckLine(r) << "\n";
   }
   if (ctx.json) ctx.out << JsonText(doc) << "\n";
   if (input_error) return kExitUsage;

@@ -22,10 +22,8 @@ int CmdPs(Context& ctx, const std::vector<std::string>& args) {
     ctx.err << "sparkops ps: " << scan.error().message << "\n";
     return kExitProblem;
   }
-  if (ctx.json)
-    ctx.out << JsonText(WorkloadsToJson(*scan)) << "\n";
-  else
-    ctx.out << RenderWorkloadsText(*scan);
+  if (ctx.json) ctx.out << JsonText(WorkloadsToJson(*scan)) << "\n";
+  else ctx.out << RenderWorkloadsText(*scan);
   return kExitOk;
 }
 

@@ -7,7 +7,6 @@
 
 #include "analysis/analyze.h"
 #include "analysis/oom_signature.h"
-#include "report/analysis.h"
 #include "base/json_text.h"
 #include "base/strings.h"
 #include "build_info.h"
@@ -18,6 +17,7 @@
 #include "cli/run_memory.h"
 #include "host/bootid.h"
 #include "memory/ladder.h"
+#include "report/analysis.h"
 #include "report/html.h"
 #include "run/peak_recorder.h"
 #include "run/supervisor.h"
@@ -68,9 +68,10 @@ void WarnContention(Context& ctx) {
 }  // namespace
 
 int CmdRun(Context& ctx, const std::vector<std::string>& args) {
-  auto app = NewApp("run", "Supervise a training command: its output with arrival times (train.log), a "
-                           "thermal CSV, events, and on exit summary.json and report.html.\n"
-                           "Usage: sparkops run [--out DIR] [--interval S] -- CMD ARGS...");
+  auto app = NewApp("run",
+                    "Supervise a training command: its output with arrival times (train.log), a "
+                    "thermal CSV, events, and on exit summary.json and report.html.\n"
+                    "Usage: sparkops run [--out DIR] [--interval S] -- CMD ARGS...");
   std::string out_dir;
   double interval = 30, grace = 10;
   std::vector<std::string> command;
@@ -78,8 +79,9 @@ int CmdRun(Context& ctx, const std::vector<std::string>& args) {
   AddNumber(*app, "--interval", interval, kIntervalRange, "seconds between thermal samples and process snapshots");
   AddNumber(*app, "--grace", grace, kGraceRange, "seconds between forwarding SIGINT/SIGTERM/SIGHUP and SIGKILL");
   std::string plan_args;
-  app->add_option("--plan-args", plan_args,
-                  "this job's `plan` flags (MODEL first): plan.json + peak.json in the run directory, for plan --calibrate")
+  app->add_option(
+         "--plan-args", plan_args,
+         "this job's `plan` flags (MODEL first): plan.json + peak.json in the run directory, for plan --calibrate")
       ->check(NonEmpty());
   GuardFlags guard_flags;
   guard_flags.Add(*app, true);
@@ -158,8 +160,8 @@ int CmdRun(Context& ctx, const std::vector<std::string>& args) {
   auto now = std::chrono::system_clock::now();
   std::optional<OomSignature> oom = FindOom(*res);
   if (oom)
-    (void)rec->Event(now, "oom", {{"signature", ToString(oom->kind)}, {"phase", ToString(oom->phase)},
-                                  {"detail", oom->line}});
+    (void)rec->Event(now, "oom",
+                     {{"signature", ToString(oom->kind)}, {"phase", ToString(oom->phase)}, {"detail", oom->line}});
   nlohmann::ordered_json exit_fields;
   if (res->term_signal) exit_fields["signal"] = strsignal(*res->term_signal);
   exit_fields["code"] = res->status;
@@ -189,13 +191,15 @@ int CmdRun(Context& ctx, const std::vector<std::string>& args) {
   if (!verdict.empty()) ctx.err << "sparkops run: " << verdict << "\n";
   ctx.err << fmt::format("sparkops run: job exited with status {}; run directory {}\n", res->status, out_dir);
   if (res->lost_log_lines + res->lost_rows > 0) {
-    ctx.err << fmt::format("sparkops run: the run directory is incomplete: {} output lines and {} thermal rows "
-                           "could not be written ({}); events.jsonl marks the gaps\n",
-                           res->lost_log_lines, res->lost_rows, res->write_error);
+    ctx.err << fmt::format(
+        "sparkops run: the run directory is incomplete: {} output lines and {} thermal rows "
+        "could not be written ({}); events.jsonl marks the gaps\n",
+        res->lost_log_lines, res->lost_rows, res->write_error);
     if (res->status == 0) return kExitProblem;  // the job's own failure, when it failed, stays its status
   }
   if (oom || memory) {
-    const memory::Ladder ladder = memory ? memory->ladder : memory::BuildLadder(ReadMemInfo(ctx.fs), std::nullopt, *oom);
+    const memory::Ladder ladder =
+        memory ? memory->ladder : memory::BuildLadder(ReadMemInfo(ctx.fs), std::nullopt, *oom);
     if (memory) ctx.err << "sparkops run: " << memory->headline << "\n";
     else
       ctx.err << fmt::format("sparkops run: out of memory ({} during {})\n", ToString(oom->kind), ToString(oom->phase));
@@ -206,13 +210,13 @@ int CmdRun(Context& ctx, const std::vector<std::string>& args) {
   }
   if (res->guard_stop) {
     const auto& g = *res->guard_stop;
-    ctx.err << fmt::format("sparkops run: the memory guard stopped the job ({}): MemAvailable {:.2f} GiB, floor "
-                           "{:.2f} GiB{}; exit {}\n",
-                           g.reason == guard::Reason::kPressure ? "memory pressure" : "below the floor",
-                           ToGiB(g.reading.available), ToGiB(g.floor),
-                           g.reading.psi_full_avg10 ? fmt::format(", PSI full avg10 {:.1f}%", *g.reading.psi_full_avg10)
-                                                    : std::string(),
-                           kExitMemoryGuard);
+    ctx.err << fmt::format(
+        "sparkops run: the memory guard stopped the job ({}): MemAvailable {:.2f} GiB, floor "
+        "{:.2f} GiB{}; exit {}\n",
+        g.reason == guard::Reason::kPressure ? "memory pressure" : "below the floor", ToGiB(g.reading.available),
+        ToGiB(g.floor),
+        g.reading.psi_full_avg10 ? fmt::format(", PSI full avg10 {:.1f}%", *g.reading.psi_full_avg10) : std::string(),
+        kExitMemoryGuard);
     return kExitMemoryGuard;
   }
   return res->status;

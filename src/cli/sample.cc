@@ -40,7 +40,8 @@ class StopSignals {
   }
 
  private:
-  struct sigaction old_int_ {}, old_term_ {}, old_pipe_ {};
+  struct sigaction old_int_ {
+  }, old_term_{}, old_pipe_{};
 };
 
 }  // namespace
@@ -93,7 +94,8 @@ int CmdSample(Context& ctx, const std::vector<std::string>& args) {
                                 last_note = s.gpu_note;
                               }
                               if (auto w = write(CsvRow(s)); !w) return w;
-                              for (const auto& e : s.events) ctx.err << FormatUtcMillis(s.time) << " event " << e << "\n";
+                              for (const auto& e : s.events)
+                                ctx.err << FormatUtcMillis(s.time) << " event " << e << "\n";
                               return {};
                             });
   if (!written) {

@@ -93,7 +93,8 @@ void LogCollectorErrors(std::ostream& err, const std::vector<CollectorStatus>& c
   for (const CollectorStatus& c : collectors) {
     std::string& before = (*last)[c.name];
     const std::string now = c.success ? "" : c.error;
-    if (now != before && !now.empty()) err << "sparkops exporter: collector " << c.name << ": " << now << "\n" << std::flush;
+    if (now != before && !now.empty())
+      err << "sparkops exporter: collector " << c.name << ": " << now << "\n" << std::flush;
     before = now;
   }
 }

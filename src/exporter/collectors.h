@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "host/host_view.h"
 #include "host/gpu.h"
+#include "host/host_view.h"
 #include "report/prometheus.h"
 
 namespace sparkops {

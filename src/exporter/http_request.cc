@@ -41,7 +41,9 @@ bool IsKnownMethod(std::string_view m) {
   return false;
 }
 
-bool EqualsIgnoreCase(std::string_view a, std::string_view b) { return a.size() == b.size() && ToLower(a) == ToLower(b); }
+bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
+  return a.size() == b.size() && ToLower(a) == ToLower(b);
+}
 
 /// True when the comma-separated `list` holds `token` (case-insensitive): "Connection: keep-alive, Upgrade".
 bool ListHas(std::string_view list, std::string_view token) {
@@ -97,10 +99,8 @@ RequestHead ParseRequestHead(std::string_view buf) {
   if (target.empty() || target.find(' ') != std::string_view::npos || !IsFieldText(target) ||
       target.find('\t') != std::string_view::npos)
     return Reject(400);
-  if (version == "HTTP/1.0")
-    h.http10 = true;
-  else if (version != "HTTP/1.1")
-    return Reject(400);
+  if (version == "HTTP/1.0") h.http10 = true;
+  else if (version != "HTTP/1.1") return Reject(400);
   h.path = target.substr(0, target.find('?'));
   if (h.path.empty()) return Reject(400);  // "?x": no path at all (origin-form needs one)
   h.keep_alive = !h.http10;
@@ -129,10 +129,8 @@ RequestHead ParseRequestHead(std::string_view buf) {
       connection_keep |= ListHas(value, "keep-alive");
     }
   }
-  if (connection_close)
-    h.keep_alive = false;
-  else if (h.http10)
-    h.keep_alive = connection_keep;
+  if (connection_close) h.keep_alive = false;
+  else if (h.http10) h.keep_alive = connection_keep;
   h.status = RequestHead::Status::kComplete;
   h.consumed = pos;
   return h;

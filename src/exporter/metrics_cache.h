@@ -6,9 +6,9 @@
 #include <condition_variable>
 #include <functional>
 #include <map>
-#include <ostream>
 #include <mutex>
 #include <optional>
+#include <ostream>
 #include <string>
 #include <thread>
 

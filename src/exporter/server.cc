@@ -29,9 +29,7 @@ Result<ListenAddress> ParseListenAddress(std::string_view text) {
   return a;
 }
 
-bool IsLoopbackHost(std::string_view host) {
-  return host == "localhost" || host == "::1" || StartsWith(host, "127.");
-}
+bool IsLoopbackHost(std::string_view host) { return host == "localhost" || host == "::1" || StartsWith(host, "127."); }
 
 HttpReply Route(std::string_view method, std::string_view path, const std::function<std::string()>& metrics) {
   HttpReply r;

@@ -57,8 +57,7 @@ struct ServerLimits {
 /// Serves until `stop` becomes true (checked every 100 ms) or the listener fails. `on_listening`
 /// gets the bound port once the socket is listening. Returns an error when the address cannot be
 /// bound.
-Result<void> Serve(const ListenAddress& addr, const ServerLimits& limits,
-                   const std::function<std::string()>& metrics, const std::atomic<bool>& stop,
-                   const std::function<void(int port)>& on_listening);
+Result<void> Serve(const ListenAddress& addr, const ServerLimits& limits, const std::function<std::string()>& metrics,
+                   const std::atomic<bool>& stop, const std::function<void(int port)>& on_listening);
 
 }  // namespace sparkops

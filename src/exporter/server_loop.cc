@@ -69,8 +69,7 @@ std::string PeerKey(const sockaddr_storage& a) {
 
 class Loop {
  public:
-  Loop(const ServerLimits& limits, const std::function<std::string()>& metrics)
-      : limits_(limits), metrics_(metrics) {}
+  Loop(const ServerLimits& limits, const std::function<std::string()>& metrics) : limits_(limits), metrics_(metrics) {}
   ~Loop() {
     for (auto& c : conns_)
       if (c) ::close(c->fd);
@@ -124,7 +123,8 @@ class Loop {
     epoll_event ev{};
     ev.events = EPOLLIN;
     ev.data.u64 = kListenTag;
-    if (::epoll_ctl(ep_, EPOLL_CTL_ADD, lfd_, &ev) != 0) return IoError(fmt::format("epoll_ctl: {}", std::strerror(errno)));
+    if (::epoll_ctl(ep_, EPOLL_CTL_ADD, lfd_, &ev) != 0)
+      return IoError(fmt::format("epoll_ctl: {}", std::strerror(errno)));
     return bound_port;
   }
 
@@ -277,7 +277,8 @@ class Loop {
     }
     ssize_t n = ::recv(c.fd, buf, std::min(room, sizeof buf), 0);
     if (n > 0) {
-      if (c.in.empty() && c.state == Conn::State::kReading && c.served > 0) c.since = Clock::now();  // a new request's first byte
+      if (c.in.empty() && c.state == Conn::State::kReading && c.served > 0)
+        c.since = Clock::now();  // a new request's first byte
       c.in.append(buf, static_cast<size_t>(n));
     } else if (n == 0) {
       c.peer_eof = true;  // half-closed: what was sent is still answered
@@ -349,8 +350,7 @@ class Loop {
     while (c.out_off < total) {
       iovec iov[2];
       int n_iov = 0;
-      if (c.out_off < c.out_head.size())
-        iov[n_iov++] = {c.out_head.data() + c.out_off, c.out_head.size() - c.out_off};
+      if (c.out_off < c.out_head.size()) iov[n_iov++] = {c.out_head.data() + c.out_off, c.out_head.size() - c.out_off};
       size_t body_off = c.out_off > c.out_head.size() ? c.out_off - c.out_head.size() : 0;
       if (body_size > body_off) iov[n_iov++] = {const_cast<char*>(c.out_body->data()) + body_off, body_size - body_off};
       msghdr msg{};
@@ -403,7 +403,8 @@ class Loop {
       milliseconds limit = kDrainTime;
       switch (c->state) {
         case Conn::State::kReading:
-          limit = milliseconds(c->in.empty() && c->served > 0 ? limits_.keep_alive_timeout_ms : limits_.request_deadline_ms);
+          limit = milliseconds(c->in.empty() && c->served > 0 ? limits_.keep_alive_timeout_ms
+                                                              : limits_.request_deadline_ms);
           break;
         case Conn::State::kWriting: limit = milliseconds(limits_.write_timeout_ms); break;
         case Conn::State::kDraining: limit = kDrainTime; break;
@@ -433,9 +434,8 @@ void RaiseDescriptorLimit(rlim_t want) {
 
 }  // namespace
 
-Result<void> Serve(const ListenAddress& addr, const ServerLimits& limits,
-                   const std::function<std::string()>& metrics, const std::atomic<bool>& stop,
-                   const std::function<void(int port)>& on_listening) {
+Result<void> Serve(const ListenAddress& addr, const ServerLimits& limits, const std::function<std::string()>& metrics,
+                   const std::atomic<bool>& stop, const std::function<void(int port)>& on_listening) {
   RaiseDescriptorLimit(static_cast<rlim_t>(limits.max_connections) + 64);
   Loop loop(limits, metrics);
   auto port = loop.Listen(addr);

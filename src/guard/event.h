@@ -10,8 +10,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "host/host_view.h"
 #include "guard/watcher.h"
+#include "host/host_view.h"
 #include "host/proctable.h"
 
 namespace sparkops::guard {

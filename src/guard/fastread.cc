@@ -50,8 +50,10 @@ MemFast ScanMemInfo(std::string_view text) {
     std::string_view name;
     std::optional<uint64_t> MemFast::*dst;
   };
-  static constexpr Field kFields[] = {{"MemTotal:", &MemFast::total},  {"MemAvailable:", &MemFast::available},
-                                      {"Cached:", &MemFast::cached},   {"Buffers:", &MemFast::buffers},
+  static constexpr Field kFields[] = {{"MemTotal:", &MemFast::total},
+                                      {"MemAvailable:", &MemFast::available},
+                                      {"Cached:", &MemFast::cached},
+                                      {"Buffers:", &MemFast::buffers},
                                       {"Shmem:", &MemFast::shmem}};
   while (!text.empty()) {
     size_t nl = text.find('\n');

@@ -35,7 +35,8 @@ std::string LedgerJson(const Ledger& l) {
   if (l.max_pressure) j["max_pressure"] = *l.max_pressure;
   j["dry_run"] = l.dry_run;
   j["actions"] = nlohmann::ordered_json::array();
-  for (const auto& [k, n] : l.actions) j["actions"].push_back({{"action", k.first}, {"reason", k.second}, {"count", n}});
+  for (const auto& [k, n] : l.actions)
+    j["actions"].push_back({{"action", k.first}, {"reason", k.second}, {"count", n}});
   return JsonText(j, -1) + "\n";
 }
 
@@ -59,7 +60,8 @@ Result<Ledger> ParseLedger(std::string_view text) {
     return InputError("field mode: not \"host\" or \"run\"");
   l.mode = j["mode"].get<std::string>();
   if (j.contains("max_pressure")) {
-    if (!j["max_pressure"].is_number() || !(j["max_pressure"].get<double>() >= 0 && j["max_pressure"].get<double>() <= 100))
+    if (!j["max_pressure"].is_number() ||
+        !(j["max_pressure"].get<double>() >= 0 && j["max_pressure"].get<double>() <= 100))
       return InputError("field max_pressure: not a percentage");
     l.max_pressure = j["max_pressure"].get<double>();
   }

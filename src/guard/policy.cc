@@ -26,10 +26,14 @@ Result<FloorSpec> ParseFloor(std::string_view text) {
   else if (t.size() > 1 && (t.back() == 'B' || t.back() == 'b')) t.remove_suffix(1);
   double mult = 1;
   switch (t.empty() ? '\0' : t.back()) {
-    case 'K': case 'k': mult = 1024.0; break;
-    case 'M': case 'm': mult = 1024.0 * 1024; break;
-    case 'G': case 'g': mult = 1024.0 * 1024 * 1024; break;
-    case 'T': case 't': mult = 1024.0 * 1024 * 1024 * 1024; break;
+    case 'K':
+    case 'k': mult = 1024.0; break;
+    case 'M':
+    case 'm': mult = 1024.0 * 1024; break;
+    case 'G':
+    case 'g': mult = 1024.0 * 1024 * 1024; break;
+    case 'T':
+    case 't': mult = 1024.0 * 1024 * 1024 * 1024; break;
     default: break;
   }
   if (mult != 1) t.remove_suffix(1);

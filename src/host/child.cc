@@ -89,8 +89,7 @@ void SignalChildGroup(const Child& c, int sig) {
 
 int WaitChild(const Child& c) {
   int st = 0;
-  while (::waitpid(c.pid, &st, 0) < 0 && errno == EINTR) {
-  }
+  while (::waitpid(c.pid, &st, 0) < 0 && errno == EINTR) {}
   return ShellStatus(st);
 }
 

@@ -54,7 +54,8 @@ EnvFile ParseEnvFile(std::string_view text, const std::string& name) {
   return out;
 }
 
-std::vector<EnvSetting> ReadCommEnvFiles(const HostView& host, const std::string& cwd, std::vector<std::string>& notes) {
+std::vector<EnvSetting> ReadCommEnvFiles(const HostView& host, const std::string& cwd,
+                                         std::vector<std::string>& notes) {
   std::string home = host.Getenv("HOME");
   std::vector<std::string> paths;
   if (std::string conf = host.Getenv("NCCL_CONF_FILE"); !conf.empty()) paths.push_back(conf);
@@ -69,10 +70,12 @@ std::vector<EnvSetting> ReadCommEnvFiles(const HostView& host, const std::string
   for (size_t k = 0; k < paths.size(); ++k) {
     const std::string& p = paths[k];
     if (p.empty() || p[0] != '/') continue;  // a relative NCCL_CONF_FILE is the job's working directory: unknown
-    if (std::find(paths.begin(), paths.begin() + static_cast<long>(k), p) != paths.begin() + static_cast<long>(k)) continue;
+    if (std::find(paths.begin(), paths.begin() + static_cast<long>(k), p) != paths.begin() + static_cast<long>(k))
+      continue;
     auto text = host.fs.Read(p, kMaxFile);
     if (!text) {
-      if (text.error().kind != Error::Kind::kNotFound) notes.push_back(fmt::format("{} not read: {}", p, text.error().message));
+      if (text.error().kind != Error::Kind::kNotFound)
+        notes.push_back(fmt::format("{} not read: {}", p, text.error().message));
       continue;
     }
     EnvFile f = ParseEnvFile(*text, p);

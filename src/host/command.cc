@@ -55,10 +55,8 @@ Result<CommandResult> RunCommand(const std::vector<std::string>& argv, const Com
     ::dup2(out_pipe[1], 1);
     ::dup2(err_pipe[1], 2);
     ::signal(SIGPIPE, SIG_DFL);
-    if (opts.env)
-      ::execvpe(cargv[0], cargv.data(), cenv.data());
-    else
-      ::execvp(cargv[0], cargv.data());
+    if (opts.env) ::execvpe(cargv[0], cargv.data(), cenv.data());
+    else ::execvp(cargv[0], cargv.data());
     ReportExecFailure(exec_pipe[1]);
   }
   ::setpgid(pid, pid);  // also from the parent, so the group exists before we might kill it

@@ -12,8 +12,11 @@ namespace sparkops {
 
 std::string ParseCgroupEngine(std::string_view cgroup) {
   for (auto line : SplitLines(cgroup)) {
-    for (auto [marker, engine] : {std::pair{"kubepods", "kubernetes"}, {"libpod", "podman"}, {"docker", "docker"},
-                                  {"containerd", "containerd"}, {"lxc", "lxc"}})
+    for (auto [marker, engine] : {std::pair{"kubepods", "kubernetes"},
+                                  {"libpod", "podman"},
+                                  {"docker", "docker"},
+                                  {"containerd", "containerd"},
+                                  {"lxc", "lxc"}})
       if (line.find(marker) != std::string_view::npos) return engine;
   }
   return "";

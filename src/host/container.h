@@ -42,5 +42,4 @@ std::optional<std::string> ParseCudaVersionJson(std::string_view text);
 /// This machine's `uname -m` ("aarch64", "x86_64").
 std::string UnameMachine();
 
-
 }  // namespace sparkops

@@ -13,7 +13,8 @@ Result<double> ParseLoadAvg(std::string_view text) {
   auto words = Split(Trim(text), ' ');
   if (words.empty() || words[0].empty()) return InputError("loadavg: empty");
   auto v = ParseDouble(words[0]);
-  if (!v || !(*v >= 0 && *v < 1e7)) return InputError(fmt::format("loadavg: field 1 (load1): not a load: '{}'", words[0]));
+  if (!v || !(*v >= 0 && *v < 1e7))
+    return InputError(fmt::format("loadavg: field 1 (load1): not a load: '{}'", words[0]));
   return *v;
 }
 
@@ -74,8 +75,9 @@ Result<HostPressureReading> ReadHostPressure(const HostFs& fs) {
     return r;
   }
   r.note = cpu.error().kind == Error::Kind::kNotFound ? "no PSI (" + fs.Path("/proc/pressure/cpu") + " absent)"
-                                                       : cpu.error().message;
-  if (!runnable) return NotFound("host pressure: " + r.note + ", and " + fs.Path("/proc/stat") + " has no procs_running");
+                                                      : cpu.error().message;
+  if (!runnable)
+    return NotFound("host pressure: " + r.note + ", and " + fs.Path("/proc/stat") + " has no procs_running");
   r.p.source = "runnable";
   r.p.cpu_some = RunnableWaitingPct(runnable->running, runnable->cpus);
   return r;

@@ -76,8 +76,8 @@ LinkReport AnalyzeCudaLinks(const Inventory& inv, const LdsoEnv& env, const std:
         }
         if (need.found && p->norm == "torch") loaded_by_torch.emplace(n, *need.found);
         if (!need.found)
-          rep.unresolved.push_back(fmt::format("{}: {} NEEDs {} (not found by ld.so rules)", label,
-                                               RelativeToSite(obj, p->site_dir), n));
+          rep.unresolved.push_back(
+              fmt::format("{}: {} NEEDs {} (not found by ld.so rules)", label, RelativeToSite(obj, p->site_dir), n));
         if (auto m = CudaMajorOfSoname(n)) link.majors.insert(*m);
         link.needs.push_back(std::move(need));
       }
@@ -94,8 +94,10 @@ LinkReport AnalyzeCudaLinks(const Inventory& inv, const LdsoEnv& env, const std:
         rep.notes.push_back(fmt::format("{}: counted only {} (chosen by {})", label, bnb_pick,
                                         bnb_cuda_version.empty() ? "torch.version.cuda" : "BNB_CUDA_VERSION"));
       else if (bnb_pick != "libbitsandbytes_cpu.so")
-        rep.unresolved.push_back(fmt::format("{}: ships no {} (bitsandbytes: \"Could not find the bitsandbytes "
-                                             "CUDA binary\")", label, bnb_pick));
+        rep.unresolved.push_back(
+            fmt::format("{}: ships no {} (bitsandbytes: \"Could not find the bitsandbytes "
+                        "CUDA binary\")",
+                        label, bnb_pick));
     }
   }
   return rep;

@@ -70,8 +70,10 @@ Result<std::vector<std::string>> CsvRow(std::string_view text, size_t* i, const 
   for (; *i < text.size(); ++*i) {
     char c = text[*i];
     if (quoted) {
-      if (c == '"' && *i + 1 < text.size() && text[*i + 1] == '"') { fields.back() += '"'; ++*i; }
-      else if (c == '"') quoted = false;
+      if (c == '"' && *i + 1 < text.size() && text[*i + 1] == '"') {
+        fields.back() += '"';
+        ++*i;
+      } else if (c == '"') quoted = false;
       else fields.back() += c;
     } else if (c == '"' && fields.back().empty()) {
       quoted = true;
@@ -111,7 +113,8 @@ Result<size_t> ScanRecord(std::string_view text, const std::string& file,
       if (line.empty()) continue;  // blank line
       for (size_t start = 0;;) {
         const size_t comma = line.find(',', start);
-        if (nf < 3) f[nf] = line.substr(start, comma == std::string_view::npos ? std::string_view::npos : comma - start);
+        if (nf < 3)
+          f[nf] = line.substr(start, comma == std::string_view::npos ? std::string_view::npos : comma - start);
         ++nf;
         if (comma == std::string_view::npos) break;
         start = comma + 1;
@@ -141,7 +144,10 @@ Result<size_t> ScanRecord(std::string_view text, const std::string& file,
 Result<std::vector<RecordEntry>> ParseRecord(std::string_view text, const std::string& file, size_t max_rows) {
   std::vector<RecordEntry> rows;
   auto n = ScanRecord(
-      text, file, [&](const RecordRowView& r) { rows.push_back({std::string(r.path), std::string(r.hash), r.size}); },
+      text, file,
+      [&](const RecordRowView& r) {
+        rows.push_back({std::string(r.path), std::string(r.hash), r.size});
+      },
       max_rows);
   if (!n) return std::unexpected(n.error());
   return rows;
@@ -153,8 +159,7 @@ Result<DirectUrl> ParseDirectUrl(std::string_view text, const std::string& file)
   DirectUrl d;
   if (!j.contains("url") || !j["url"].is_string()) return InputError(file + ": no \"url\" string");
   d.url = j["url"].get<std::string>();
-  if (j.contains("dir_info") && j["dir_info"].is_object() && j["dir_info"].value("editable", false))
-    d.editable = true;
+  if (j.contains("dir_info") && j["dir_info"].is_object() && j["dir_info"].value("editable", false)) d.editable = true;
   if (j.contains("vcs_info") && j["vcs_info"].is_object() && j["vcs_info"].contains("vcs") &&
       j["vcs_info"]["vcs"].is_string())
     d.vcs = j["vcs_info"]["vcs"].get<std::string>();
@@ -179,8 +184,10 @@ std::string NormalizeName(std::string_view name) {
 std::optional<DistDirName> ParseDistDirName(std::string_view d) {
   DistDirName r;
   if (EndsWith(d, ".dist-info")) d.remove_suffix(10);
-  else if (EndsWith(d, ".egg-info")) { d.remove_suffix(9); r.egg = true; }
-  else return std::nullopt;
+  else if (EndsWith(d, ".egg-info")) {
+    d.remove_suffix(9);
+    r.egg = true;
+  } else return std::nullopt;
   // Names never contain '-' once escaped; the first '-' separates name and version.
   size_t dash = d.find('-');
   r.name = std::string(d.substr(0, dash));
@@ -219,13 +226,27 @@ ParsedVersion ParseVer(std::string_view v) {
   if (p.release.empty()) return p;
   std::string rest = ToLower(v.substr(i));
   while (!rest.empty() && (rest[0] == '.' || rest[0] == '-' || rest[0] == '_')) rest.erase(0, 1);
-  auto num = [](std::string_view s) { auto n = ParseUint(s); return n ? *n : 0; };
+  auto num = [](std::string_view s) {
+    auto n = ParseUint(s);
+    return n ? *n : 0;
+  };
   if (rest.empty()) p.pre_rank = 3;
-  else if (StartsWith(rest, "dev")) { p.pre_rank = 0; p.pre_num = num(std::string_view(rest).substr(3)); }
-  else if (StartsWith(rest, "rc")) { p.pre_rank = 2; p.pre_num = num(std::string_view(rest).substr(2)); }
-  else if (StartsWith(rest, "post")) { p.pre_rank = 4; p.pre_num = num(std::string_view(rest).substr(4)); }
-  else if (rest[0] == 'a') { p.pre_rank = 1; p.pre_num = num(std::string_view(rest).substr(1)); }
-  else if (rest[0] == 'b') { p.pre_rank = 1; p.pre_num = 1000 + num(std::string_view(rest).substr(1)); }
+  else if (StartsWith(rest, "dev")) {
+    p.pre_rank = 0;
+    p.pre_num = num(std::string_view(rest).substr(3));
+  } else if (StartsWith(rest, "rc")) {
+    p.pre_rank = 2;
+    p.pre_num = num(std::string_view(rest).substr(2));
+  } else if (StartsWith(rest, "post")) {
+    p.pre_rank = 4;
+    p.pre_num = num(std::string_view(rest).substr(4));
+  } else if (rest[0] == 'a') {
+    p.pre_rank = 1;
+    p.pre_num = num(std::string_view(rest).substr(1));
+  } else if (rest[0] == 'b') {
+    p.pre_rank = 1;
+    p.pre_num = 1000 + num(std::string_view(rest).substr(1));
+  }
   p.ok = true;
   return p;
 }

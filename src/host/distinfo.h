@@ -47,8 +47,7 @@ struct RecordRowView {
 Result<size_t> ScanRecord(std::string_view text, const std::string& file,
                           const std::function<void(const RecordRowView&)>& row, size_t max_rows = 200000);
 /// ScanRecord's rows, copied.
-Result<std::vector<RecordEntry>> ParseRecord(std::string_view text, const std::string& file,
-                                             size_t max_rows = 200000);
+Result<std::vector<RecordEntry>> ParseRecord(std::string_view text, const std::string& file, size_t max_rows = 200000);
 
 /// direct_url.json: written only for URL, VCS or local-path installs (a source build).
 struct DirectUrl {

@@ -3,8 +3,8 @@
 #include <elf.h>
 #include <fcntl.h>
 
-#include <cctype>
 #include <algorithm>
+#include <cctype>
 #include <cstring>
 #include <memory>
 #include <optional>
@@ -159,9 +159,7 @@ CudaRun RunsOn(const CudaArch& a, int cc_major, int cc_minor) {
     bool ok = a.suffix == 'a' ? same : family;  // generic and 'f' cubins: the family members
     return ok ? CudaRun::kNative : CudaRun::kNo;
   }
-  bool ok = a.suffix == 'a'   ? same
-            : a.suffix == 'f' ? family
-                              : std::pair{cc_major, cc_minor} >= std::pair{x, y};
+  bool ok = a.suffix == 'a' ? same : a.suffix == 'f' ? family : std::pair{cc_major, cc_minor} >= std::pair{x, y};
   return ok ? CudaRun::kJit : CudaRun::kNo;
 }
 

@@ -190,8 +190,6 @@ std::optional<std::string> HostFs::ReadLink(std::string_view host_path) const {
   return std::string(buf, static_cast<size_t>(n));
 }
 
-Result<std::string> ReadLocalFile(const std::string& path, size_t max_bytes) {
-  return ReadPath(path, path, max_bytes);
-}
+Result<std::string> ReadLocalFile(const std::string& path, size_t max_bytes) { return ReadPath(path, path, max_bytes); }
 
 }  // namespace sparkops

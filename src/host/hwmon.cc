@@ -40,9 +40,13 @@ const HwmonChannel* HwmonDevice::Find(std::string_view kind, std::string_view la
   return nullptr;
 }
 
-HwmonDevice ParseHwmonFiles(const std::map<std::string, std::string>& files, const std::vector<std::string>& extra_attrs) {
+HwmonDevice ParseHwmonFiles(const std::map<std::string, std::string>& files,
+                            const std::vector<std::string>& extra_attrs) {
   HwmonDevice d;
-  struct Raw { std::optional<int64_t> input, cap; std::optional<std::string> label; };
+  struct Raw {
+    std::optional<int64_t> input, cap;
+    std::optional<std::string> label;
+  };
   std::map<std::pair<std::string, int>, Raw> raw;  // (kind, n) sorted
   for (const auto& [fname, text] : files) {
     if (fname == "name") {

@@ -67,9 +67,9 @@ LdsoEnv MakeLdsoEnv(const HostView& ctx, const std::vector<std::string>& site_di
     }
   }
   env.conf_dirs = env.system_dirs.size();
-  for (const char* d : {"/lib", "/usr/lib", "/lib/aarch64-linux-gnu", "/usr/lib/aarch64-linux-gnu",
-                        "/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu", "/lib64", "/usr/lib64",
-                        "/usr/local/cuda/lib64"})
+  for (const char* d :
+       {"/lib", "/usr/lib", "/lib/aarch64-linux-gnu", "/usr/lib/aarch64-linux-gnu", "/lib/x86_64-linux-gnu",
+        "/usr/lib/x86_64-linux-gnu", "/lib64", "/usr/lib64", "/usr/local/cuda/lib64"})
     AddUnique(env.system_dirs, ctx.fs.Path(d));
   if (auto targets = ctx.fs.List("/usr/local/cuda/targets")) {
     std::sort(targets->begin(), targets->end());

@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "host/host_view.h"
 #include "host/elf.h"
+#include "host/host_view.h"
 
 namespace sparkops {
 
@@ -42,8 +42,8 @@ Resolution ResolveNeeded(const std::string& needed, const ElfInfo& obj, const st
 /// "libcudart.so.13" (8-16 hex digits after '-' or '.', right before ".so"); others unchanged. Pure.
 std::string CanonicalSoname(std::string_view soname);
 
-/// True for the CUDA libraries G1 tracks (vendored, hashed names included) (libcudart, libcublas(Lt), libcufft, libcusparse,
-/// libcusolver, libcurand, libnvrtc, libnvJitLink, libcudnn, libcupti, libnvToolsExt ...).
+/// True for the CUDA libraries G1 tracks (vendored, hashed names included) (libcudart, libcublas(Lt), libcufft,
+/// libcusparse, libcusolver, libcurand, libnvrtc, libnvJitLink, libcudnn, libcupti, libnvToolsExt ...).
 bool IsCudaLibrary(std::string_view soname);
 /// The CUDA major a CUDA toolkit soname pins: "libcudart.so.12" -> 12, "libcublasLt.so.13" -> 13,
 /// "libcudart.so.11.0" -> 11. Absent for non-toolkit libraries (cuDNN's .so.9 is not a CUDA major).

@@ -25,12 +25,18 @@ Result<MemInfo> ParseMemInfo(std::string_view text) {
     std::optional<uint64_t> MemInfo::*member;
   };
   static constexpr Field kFields[] = {
-      {"MemTotal", &MemInfo::total},         {"MemFree", &MemInfo::free},
-      {"MemAvailable", &MemInfo::available}, {"Buffers", &MemInfo::buffers},
-      {"Cached", &MemInfo::cached},          {"SwapCached", &MemInfo::swap_cached},
-      {"Shmem", &MemInfo::shmem},            {"SReclaimable", &MemInfo::sreclaimable},
-      {"SwapTotal", &MemInfo::swap_total},   {"SwapFree", &MemInfo::swap_free},
-      {"HugePages_Total", &MemInfo::hugepages_total}, {"HugePages_Free", &MemInfo::hugepages_free},
+      {"MemTotal", &MemInfo::total},
+      {"MemFree", &MemInfo::free},
+      {"MemAvailable", &MemInfo::available},
+      {"Buffers", &MemInfo::buffers},
+      {"Cached", &MemInfo::cached},
+      {"SwapCached", &MemInfo::swap_cached},
+      {"Shmem", &MemInfo::shmem},
+      {"SReclaimable", &MemInfo::sreclaimable},
+      {"SwapTotal", &MemInfo::swap_total},
+      {"SwapFree", &MemInfo::swap_free},
+      {"HugePages_Total", &MemInfo::hugepages_total},
+      {"HugePages_Free", &MemInfo::hugepages_free},
       {"Hugepagesize", &MemInfo::hugepage_size},
   };
   for (std::string_view line : SplitLines(text)) {

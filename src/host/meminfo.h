@@ -12,8 +12,8 @@
 namespace sparkops {
 
 struct MemInfo {
-  std::optional<uint64_t> total, free, available, buffers, cached, swap_cached, shmem, sreclaimable,
-      swap_total, swap_free, hugepages_total, hugepages_free, hugepage_size;
+  std::optional<uint64_t> total, free, available, buffers, cached, swap_cached, shmem, sreclaimable, swap_total,
+      swap_free, hugepages_total, hugepages_free, hugepage_size;
 
   /// Page cache that drop_caches can reclaim: Cached + Buffers - Shmem (bytes), if all known.
   std::optional<uint64_t> PageCache() const;

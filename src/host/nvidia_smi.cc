@@ -9,9 +9,9 @@ namespace sparkops {
 namespace {
 
 std::vector<std::string> MakeFields(const char* reasons) {
-  return {"index",          "name",           "uuid",          "driver_version", "compute_cap",
-          "temperature.gpu", "power.draw",    "power.limit",   "clocks.sm",      "clocks.max.sm",
-          "utilization.gpu", reasons,         "memory.total",  "memory.used"};
+  return {"index",           "name",       "uuid",         "driver_version", "compute_cap",
+          "temperature.gpu", "power.draw", "power.limit",  "clocks.sm",      "clocks.max.sm",
+          "utilization.gpu", reasons,      "memory.total", "memory.used"};
 }
 
 /// nvidia-smi's ways of saying "no value".
@@ -83,11 +83,9 @@ Result<GpuReading> NvidiaSmiRowToReading(const NvidiaSmiRow& row) {
     if (!major || !minor) return InputError(fmt::format("nvidia-smi: field compute_cap: not M.m: '{}'", *cc));
     r.cc_major = static_cast<int>(*major), r.cc_minor = static_cast<int>(*minor);
   }
-#define SPARKOPS_NUM(T, field, member)              \
-  if (auto v = Number<T>(row, field); !v)          \
-    return std::unexpected(v.error());             \
-  else                                             \
-    r.member = *v;
+#define SPARKOPS_NUM(T, field, member)                                       \
+  if (auto v = Number<T>(row, field); !v) return std::unexpected(v.error()); \
+  else r.member = *v;
   SPARKOPS_NUM(double, "temperature.gpu", temp_c)
   SPARKOPS_NUM(double, "power.draw", power_w)
   SPARKOPS_NUM(double, "power.limit", power_limit_w)
@@ -103,7 +101,10 @@ Result<GpuReading> NvidiaSmiRowToReading(const NvidiaSmiRow& row) {
     uint64_t mask = 0;
     bool ok = !hex.empty() && hex.size() <= 16;
     for (char c : hex) {
-      int d = (c >= '0' && c <= '9') ? c - '0' : (c >= 'a' && c <= 'f') ? c - 'a' + 10 : (c >= 'A' && c <= 'F') ? c - 'A' + 10 : -1;
+      int d = (c >= '0' && c <= '9')   ? c - '0'
+              : (c >= 'a' && c <= 'f') ? c - 'a' + 10
+              : (c >= 'A' && c <= 'F') ? c - 'A' + 10
+                                       : -1;
       if (d < 0) ok = false;
       else mask = mask * 16 + static_cast<uint64_t>(d);
     }
@@ -118,8 +119,8 @@ Result<GpuReading> NvidiaSmiRowToReading(const NvidiaSmiRow& row) {
   // MiB -> bytes; a figure outside 0 .. 2^44 MiB (16 EiB) cannot be converted (and is no reading).
   for (const auto* mib : {&*total, &*used})
     if (*mib && !(**mib >= 0 && **mib < 17592186044416.0))
-      return InputError(fmt::format("nvidia-smi: field memory.{}: out of range: {}", mib == &*total ? "total" : "used",
-                                    **mib));
+      return InputError(
+          fmt::format("nvidia-smi: field memory.{}: out of range: {}", mib == &*total ? "total" : "used", **mib));
   if (*total && **total > 0) {
     r.mem_total_bytes = static_cast<uint64_t>(**total * 1048576.0);
     if (*used) r.mem_used_bytes = static_cast<uint64_t>(**used * 1048576.0);

@@ -1,8 +1,8 @@
 #include "host/nvml.h"
 
 #include <dlfcn.h>
-#include <sys/stat.h>
 #include <fmt/format.h>
+#include <sys/stat.h>
 
 #include <cstddef>
 #include <cstring>

@@ -52,13 +52,24 @@ class Nvml {
   Nvml() = default;
   /// Which query a per-device "stop asking" flag refers to.
   enum Query : unsigned {
-    kTemp, kPower, kLimit, kClock, kUtil, kReasons, kEnergy, kMemory, kCompute, kGraphics, kQueryCount
+    kTemp,
+    kPower,
+    kLimit,
+    kClock,
+    kUtil,
+    kReasons,
+    kEnergy,
+    kMemory,
+    kCompute,
+    kGraphics,
+    kQueryCount
   };
   struct Device {
     void* handle = nullptr;
     std::array<bool, kQueryCount> unsupported{};
     bool temp_v_bad = false;
-    bool no_device_memory = false;  ///< memory NOT_SUPPORTED or total 0: unified memory (GB10)  ///< nvmlDeviceGetTemperatureV refused: use the legacy call
+    bool no_device_memory = false;  ///< memory NOT_SUPPORTED or total 0: unified memory (GB10)  ///<
+ ///< nvmlDeviceGetTemperatureV refused: use the legacy call
     std::string lost;  ///< reason once GPU_IS_LOST / RESET_REQUIRED was seen
   };
   /// Records the outcome of a query; true on success.

@@ -20,7 +20,9 @@ std::optional<uint32_t> Field(std::string_view status, std::string_view key) {
   return std::nullopt;
 }
 
-std::string NsLink(const HostFs& fs, const std::string& pid) { return fs.ReadLink("/proc/" + pid + "/ns/pid").value_or(""); }
+std::string NsLink(const HostFs& fs, const std::string& pid) {
+  return fs.ReadLink("/proc/" + pid + "/ns/pid").value_or("");
+}
 }  // namespace
 
 std::vector<uint32_t> ParseNsPid(std::string_view status) {
@@ -72,7 +74,8 @@ bool PidSpace::Matches(uint32_t local, const std::vector<uint32_t>& nspid, std::
   return known_ && !ns_.empty() && ns == ns_ && nspid.size() == depth_ + 1 && nspid.back() == local;
 }
 
-std::optional<uint32_t> PidSpace::Local(uint32_t proc_pid, const std::vector<uint32_t>& nspid, std::string_view ns) const {
+std::optional<uint32_t> PidSpace::Local(uint32_t proc_pid, const std::vector<uint32_t>& nspid,
+                                        std::string_view ns) const {
   if (same()) return proc_pid;
   if (nspid.empty() || !Matches(nspid.back(), nspid, ns)) return std::nullopt;
   return nspid.back();

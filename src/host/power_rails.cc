@@ -88,9 +88,7 @@ std::optional<double> PowerReading::CpuW() const {
   if (p && e) return *p + *e;
   return std::nullopt;
 }
-bool PowerReading::empty() const {
-  return !spbm && temps_c.empty() && !prochot && !pl_level;
-}
+bool PowerReading::empty() const { return !spbm && temps_c.empty() && !prochot && !pl_level; }
 
 PowerReading InterpretPower(const std::vector<HwmonDevice>& devices, const std::vector<ThermalZone>& zones,
                             const std::map<std::string, int64_t>& acpi_attrs) {
@@ -104,7 +102,8 @@ PowerReading InterpretPower(const std::vector<HwmonDevice>& devices, const std::
     if (auto it = acpi_attrs.find("pl_level"); !r.pl_level && it != acpi_attrs.end()) r.pl_level = it->second;
   }
   if (spbm) {
-    Hottest(r.temps_c, [](const std::string& n) { return StartsWith(n, "cpu_"); }, &r.cpu_temp_c, &r.cpu_temp_sensor);
+    Hottest(
+        r.temps_c, [](const std::string& n) { return StartsWith(n, "cpu_"); }, &r.cpu_temp_c, &r.cpu_temp_sensor);
     if (auto it = r.temps_c.find("soc"); it != r.temps_c.end()) r.soc_temp_c = it->second, r.soc_temp_sensor = "soc";
   }
   // Generic sources: every other hwmon temperature and every thermal zone.

@@ -65,7 +65,8 @@ std::vector<std::string> GlobSitePackages(const std::string& prefix, const char*
   std::error_code ec;
   for (const auto& e : fs::directory_iterator(prefix + "/lib", ec)) {
     std::string n = e.path().filename().string();
-    if (StartsWith(n, "python3") && IsDir(e.path().string() + "/" + leaf)) out.push_back(e.path().string() + "/" + leaf);
+    if (StartsWith(n, "python3") && IsDir(e.path().string() + "/" + leaf))
+      out.push_back(e.path().string() + "/" + leaf);
   }
   std::sort(out.begin(), out.end());
   return out;
@@ -145,7 +146,8 @@ Result<std::vector<std::string>> ResolveSitePackagesArg(const std::string& d) {
   if (venv || conda) {
     dirs = GlobSitePackages(d, "site-packages");
     if (dirs.empty())
-      return InputError("--site-packages " + d + ": a " + (venv ? "venv root (pyvenv.cfg)" : "conda root (conda-meta/)") +
+      return InputError("--site-packages " + d + ": a " +
+                        (venv ? "venv root (pyvenv.cfg)" : "conda root (conda-meta/)") +
                         " without lib/python3.*/site-packages");
   }
   for (const auto& x : dirs)
@@ -166,7 +168,8 @@ Result<PythonEnv> DiscoverPython(const HostView& ctx, const std::string& python_
       if (!IsDir(d)) return InputError("--site-packages " + d + ": not a directory");
       auto dirs = ResolveSitePackagesArg(d);
       if (!dirs) return std::unexpected(dirs.error());
-      if (dirs->size() != 1 || dirs->front() != d) env.notes.push_back(d + " is an environment root: using " + Join(*dirs, ", "));
+      if (dirs->size() != 1 || dirs->front() != d)
+        env.notes.push_back(d + " is an environment root: using " + Join(*dirs, ", "));
       for (auto& x : *dirs) env.site_dirs.push_back(std::move(x));
     }
     return env;
@@ -213,8 +216,10 @@ Result<PythonEnv> DiscoverPython(const HostView& ctx, const std::string& python_
     return env;
   }
   std::string tried = env.notes.empty() ? "" : " (" + Join(env.notes, "; ") + ")";
-  return NotFound("no Python environment found: no --site-packages/--python, VIRTUAL_ENV, CONDA_PREFIX, "
-                  "python3 or system dist-packages" + tried);
+  return NotFound(
+      "no Python environment found: no --site-packages/--python, VIRTUAL_ENV, CONDA_PREFIX, "
+      "python3 or system dist-packages" +
+      tried);
 }
 
 }  // namespace sparkops

@@ -8,15 +8,15 @@
 #include <vector>
 
 #include "base/error.h"
-#include "host/host_view.h"
 #include "host/distinfo.h"
+#include "host/host_view.h"
 
 namespace sparkops {
 
 struct PythonEnv {
-  std::string source;                   ///< "--site-packages", "VIRTUAL_ENV=/v", "python3 on PATH (/usr/bin/python3)", ...
-  std::vector<std::string> site_dirs;   ///< existing site-packages / dist-packages dirs, search order
-  std::vector<std::string> notes;       ///< what was tried and did not work
+  std::string source;  ///< "--site-packages", "VIRTUAL_ENV=/v", "python3 on PATH (/usr/bin/python3)", ...
+  std::vector<std::string> site_dirs;  ///< existing site-packages / dist-packages dirs, search order
+  std::vector<std::string> notes;  ///< what was tried and did not work
 };
 
 /// What `EXE -S -c ...` printed (see kPythonProbe): prefix, base prefix, "X.Y", then sys.path.
@@ -44,20 +44,20 @@ Result<PythonEnv> DiscoverPython(const HostView& ctx, const std::string& python_
 
 /// One installed distribution.
 struct Package {
-  std::string name, version;   ///< from METADATA/PKG-INFO (else the directory name)
-  std::string norm;            ///< NormalizeName(name)
-  std::string site_dir;        ///< the site-packages dir it is installed in
-  std::string meta_dir;        ///< full path of its .dist-info / .egg-info
-  bool egg = false;            ///< legacy egg-info (no RECORD: the tree was walked)
+  std::string name, version;  ///< from METADATA/PKG-INFO (else the directory name)
+  std::string norm;  ///< NormalizeName(name)
+  std::string site_dir;  ///< the site-packages dir it is installed in
+  std::string meta_dir;  ///< full path of its .dist-info / .egg-info
+  bool egg = false;  ///< legacy egg-info (no RECORD: the tree was walked)
   std::vector<Requirement> requires_dist;
   std::vector<std::string> shared_objects;  ///< full paths of its .so files
   std::optional<DirectUrl> direct_url;
-  std::string installer;       ///< INSTALLER contents ("pip", "uv"), may be empty
-  std::string problem;         ///< damaged metadata: file and field; "" when fine
+  std::string installer;  ///< INSTALLER contents ("pip", "uv"), may be empty
+  std::string problem;  ///< damaged metadata: file and field; "" when fine
 };
 
 struct Inventory {
-  std::vector<Package> packages;   ///< in site-dir order, then name order
+  std::vector<Package> packages;  ///< in site-dir order, then name order
   /// The first package with this normalised name (search order wins, as on sys.path).
   const Package* Find(std::string_view norm_name) const;
   /// All packages with this normalised name (more than one = shadowed installs).

@@ -81,7 +81,8 @@ std::vector<NetIf> ReadNetIfs(const HostFs& fs) {
     if (n == "lo") continue;
     std::string d = "/sys/class/net/" + n;
     NetIf i{n, ReadTrim(fs, d + "/operstate"), std::nullopt, std::nullopt};
-    if (auto s = ParseInt(ReadTrim(fs, d + "/speed")); s && *s > 0 && *s < 10'000'000) i.speed_mbps = static_cast<int>(*s);
+    if (auto s = ParseInt(ReadTrim(fs, d + "/speed")); s && *s > 0 && *s < 10'000'000)
+      i.speed_mbps = static_cast<int>(*s);
     if (auto m = ParseInt(ReadTrim(fs, d + "/mtu")); m && *m > 0 && *m < 1'000'000) i.mtu = static_cast<int>(*m);
     out.push_back(std::move(i));
   }
@@ -95,11 +96,12 @@ std::optional<PairLine> JudgeIbHca(const std::vector<RdmaPort>& ports, const std
   for (const auto& p : ports)
     if (p.state == "ACTIVE" && !hca.Selects(p.device, p.port)) left_out.push_back(p.device);
   if (left_out.empty()) return std::nullopt;
-  return PairLine{PairLevel::kWarn,
-                  fmt::format("NCCL_IB_HCA={} leaves out the active endpoint{} {}: NCCL uses only the devices it names, "
-                              "and each QSFP port is two PCIe x4 endpoints, so naming one of the two halves the "
-                              "bandwidth (98 -> 161 Gb/s measured after naming both)",
-                              ib_hca, left_out.size() > 1 ? "s" : "", Join(left_out, ", "))};
+  return PairLine{
+      PairLevel::kWarn,
+      fmt::format("NCCL_IB_HCA={} leaves out the active endpoint{} {}: NCCL uses only the devices it names, "
+                  "and each QSFP port is two PCIe x4 endpoints, so naming one of the two halves the "
+                  "bandwidth (98 -> 161 Gb/s measured after naming both)",
+                  ib_hca, left_out.size() > 1 ? "s" : "", Join(left_out, ", "))};
 }
 
 std::optional<PairLine> JudgeSocketIfname(const std::vector<NetIf>& ifs, const std::string& socket_ifname) {
@@ -127,8 +129,7 @@ std::optional<PairLine> JudgeUcxDevices(const std::vector<RdmaPort>& ports, cons
     size_t colon = it.rfind(':');
     std::string_view dev = colon == std::string_view::npos ? it : it.substr(0, colon);
     std::optional<int64_t> port = colon == std::string_view::npos ? std::nullopt : ParseInt(it.substr(colon + 1));
-    for (const auto& p : ports)
-      any_usable |= p.device == dev && p.state == "ACTIVE" && (!port || *port == p.port);
+    for (const auto& p : ports) any_usable |= p.device == dev && p.state == "ACTIVE" && (!port || *port == p.port);
     for (const auto& i : ifs) any_usable |= i.name == it && i.operstate == "up";
   }
   if (any_usable || named.empty()) return std::nullopt;
@@ -156,11 +157,11 @@ std::vector<PairLine> JudgePair(const std::vector<RdmaPort>& ports, const std::v
         mtu_txt.push_back(fmt::format("{} {}", n, *it->second->mtu));
       }
     }
-    out.push_back({up ? PairLevel::kOk : PairLevel::kWarn,
-                   fmt::format("{} port {}: {}{}{}{}", p.device, p.port, p.state.empty() ? "state not readable" : p.state,
-                               p.rate.empty() ? "" : ", " + p.rate, p.link_layer.empty() ? "" : " (" + p.link_layer + ")",
-                               nets),
-                   true});
+    out.push_back(
+        {up ? PairLevel::kOk : PairLevel::kWarn,
+         fmt::format("{} port {}: {}{}{}{}", p.device, p.port, p.state.empty() ? "state not readable" : p.state,
+                     p.rate.empty() ? "" : ", " + p.rate, p.link_layer.empty() ? "" : " (" + p.link_layer + ")", nets),
+         true});
   }
   if (auto l = JudgeIbHca(ports, ib_hca)) out.push_back(std::move(*l));
   if (mtus.size() > 1)

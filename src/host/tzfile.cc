@@ -80,7 +80,8 @@ bool Name(Cursor& c) {
 std::optional<int64_t> Number(Cursor& c, int max) {
   size_t start = c.i;
   int64_t v = 0;
-  while (c.more() && std::isdigit(static_cast<unsigned char>(c.peek())) && c.i - start < 3) v = v * 10 + (c.s[c.i++] - '0');
+  while (c.more() && std::isdigit(static_cast<unsigned char>(c.peek())) && c.i - start < 3)
+    v = v * 10 + (c.s[c.i++] - '0');
   if (c.i == start || v > max) return std::nullopt;
   return v;
 }
@@ -204,16 +205,18 @@ int64_t TzRules::OffsetForLocal(int64_t local) const {
 }
 
 Result<TzRules> ParseTzif(std::string_view d, const std::string& name) {
-  auto bad = [&](std::string_view why) { return InputError(fmt::format("{}: not a tz database file ({})", name, why)); };
+  auto bad = [&](std::string_view why) {
+    return InputError(fmt::format("{}: not a tz database file ({})", name, why));
+  };
   constexpr size_t kHeader = 44;
-  auto header = [&](size_t at, uint64_t (&n)[6]) -> bool {
+  auto header = [&](size_t at, uint64_t(&n)[6]) -> bool {
     if (d.size() < at + kHeader || d.substr(at, 4) != "TZif") return false;
     for (int k = 0; k < 6; ++k) n[k] = Be(d, at + 20 + 4 * static_cast<size_t>(k), 4);
     return true;
   };
   uint64_t n[6];  // isutcnt, isstdcnt, leapcnt, timecnt, typecnt, charcnt
   if (!header(0, n)) return bad("no TZif header");
-  auto block = [&](const uint64_t (&c)[6], uint64_t tsize) {  // counts < 2^32: no overflow in 64 bits
+  auto block = [&](const uint64_t(&c)[6], uint64_t tsize) {  // counts < 2^32: no overflow in 64 bits
     return c[3] * tsize + c[3] + c[4] * 6 + c[5] + c[2] * (tsize + 4) + c[1] + c[0];
   };
   const char version = d[4];
@@ -275,9 +278,10 @@ Result<TzRules> ResolveZone(const HostFs& fs, std::string_view tz) {
   }
   auto posix = ParsePosixTz(tz);
   if (!posix) {
-    return InputError(fmt::format("zone '{}': not in the tz database ({} not found) and not a POSIX TZ rule "
-                                  "(use UTC, +HH:MM, or a name like Europe/Berlin)",
-                                  tz, fs.Path("/usr/share/zoneinfo/" + std::string(tz))));
+    return InputError(
+        fmt::format("zone '{}': not in the tz database ({} not found) and not a POSIX TZ rule "
+                    "(use UTC, +HH:MM, or a name like Europe/Berlin)",
+                    tz, fs.Path("/usr/share/zoneinfo/" + std::string(tz))));
   }
   TzRules z;
   z.tail = *posix;

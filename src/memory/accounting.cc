@@ -27,17 +27,25 @@ std::string Name(E e, const std::map<std::string, E>& m) {
   return "?";
 }
 
-const std::map<std::string, Method> kMethods = {{"full", Method::kFull}, {"lora", Method::kLora}, {"qlora", Method::kQlora}};
+const std::map<std::string, Method> kMethods = {{"full", Method::kFull},
+                                                {"lora", Method::kLora},
+                                                {"qlora", Method::kQlora}};
 const std::map<std::string, Optimizer> kOptimizers = {{"adamw", Optimizer::kAdamW},
                                                       {"adamw8bit", Optimizer::kAdamW8bit},
                                                       {"paged_adamw8bit", Optimizer::kPagedAdamW8bit},
                                                       {"sgd", Optimizer::kSgd},
                                                       {"adafactor", Optimizer::kAdafactor}};
-const std::map<std::string, Precision> kPrecisions = {{"bf16", Precision::kBf16}, {"mixed", Precision::kMixed}, {"fp32", Precision::kFp32}};
-const std::map<std::string, Attention> kAttention = {{"sdpa", Attention::kSdpa}, {"flash", Attention::kFlash}, {"eager", Attention::kEager}};
+const std::map<std::string, Precision> kPrecisions = {{"bf16", Precision::kBf16},
+                                                      {"mixed", Precision::kMixed},
+                                                      {"fp32", Precision::kFp32}};
+const std::map<std::string, Attention> kAttention = {{"sdpa", Attention::kSdpa},
+                                                     {"flash", Attention::kFlash},
+                                                     {"eager", Attention::kEager}};
 const std::map<std::string, Loss> kLosses = {{"standard", Loss::kStandard}, {"chunked", Loss::kChunked}};
-const std::map<std::string, AdapterDtype> kAdapterDtypes = {{"fp32", AdapterDtype::kFp32}, {"bf16", AdapterDtype::kBf16}};
-const std::map<std::string, Framework> kFrameworks = {{"transformers", Framework::kTransformers}, {"litgpt", Framework::kLitgpt}};
+const std::map<std::string, AdapterDtype> kAdapterDtypes = {{"fp32", AdapterDtype::kFp32},
+                                                            {"bf16", AdapterDtype::kBf16}};
+const std::map<std::string, Framework> kFrameworks = {{"transformers", Framework::kTransformers},
+                                                      {"litgpt", Framework::kLitgpt}};
 
 /// LitGPT's logits + loss term (bytes), N = b*s*V logits. finetune/lora.py and adapter.py call
 /// `model(x, lm_head_chunk_size=128)` and `chunked_cross_entropy` on the chunks; Fabric's
@@ -52,8 +60,8 @@ const std::map<std::string, Framework> kFrameworks = {{"transformers", Framework
 double LitgptLossBytes(const PlanOptions& o, double N, double head_deq, double retained) {
   if (o.method == Method::kFull) return N * kStandardLossBytesPerLogit;
   const double s = double(o.seq), c = std::min(kLitgptHeadChunk, s), chunk = N * c / s;
-  return std::max({10 * N, 4 * N + 2 * (N - chunk) + head_deq, 8 * N + 8 * chunk - retained,
-                   6 * N + head_deq - retained});
+  return std::max(
+      {10 * N, 4 * N + 2 * (N - chunk) + head_deq, 8 * N + 8 * chunk - retained, 6 * N + head_deq - retained});
 }
 
 }  // namespace
@@ -76,7 +84,8 @@ Result<Framework> ParseFramework(std::string_view s) { return Lookup(s, kFramewo
 BnbInputs BnbInputsFor(std::string_view version) {
   // The release part ("0.43.2" of "0.43.2rc1+cu121") must be dot-separated numbers.
   const std::string_view release = version.substr(0, version.find_first_not_of("0123456789."));
-  if (release.empty() || release.front() == '.' || release.back() == '.' || release.find("..") != std::string_view::npos)
+  if (release.empty() || release.front() == '.' || release.back() == '.' ||
+      release.find("..") != std::string_view::npos)
     return BnbInputs::kUnknown;
   return CompareVersions(PublicVersion(version), "0.43.2") < 0 ? BnbInputs::kKept : BnbInputs::kFreed;
 }
@@ -89,7 +98,9 @@ Result<std::set<std::string>> ParseTargets(std::string_view s) {
     if (p == "attn") out.insert({"q", "k", "v", "o"});
     else if (p == "all") out.insert({"q", "k", "v", "o", "gate", "up", "down"});
     else if (kOne.count(p)) out.insert(p);
-    else return InputError(fmt::format("--lora-targets: unknown target '{}' (use q,k,v,o,gate,up,down,head, attn or all)", p));
+    else
+      return InputError(
+          fmt::format("--lora-targets: unknown target '{}' (use q,k,v,o,gate,up,down,head, attn or all)", p));
   }
   if (out.empty()) return InputError("--lora-targets: empty list");
   return out;
@@ -208,8 +219,8 @@ Result<Breakdown> Estimate(const LoadedModel& model, const PlanOptions& o, Side 
   if (full && o.precision == Precision::kMixed) b.master_weights = P * 4;
 
   // Activations, with the unknowns resolved to this side.
-  b.bnb_keeps_inputs = qlora && (o.bnb_inputs == BnbInputs::kKept ||
-                                 (o.bnb_inputs == BnbInputs::kUnknown && side == Side::kHigh));
+  b.bnb_keeps_inputs =
+      qlora && (o.bnb_inputs == BnbInputs::kKept || (o.bnb_inputs == BnbInputs::kUnknown && side == Side::kHigh));
   b.recomputed = o.compile && side != Side::kHigh;
   const Activations act = EstimateActivations(m, o, b.bnb_keeps_inputs, b.recomputed);
   b.activations = act.total;

@@ -107,13 +107,13 @@ struct Breakdown {
   bool fp16_quant_state = false;  ///< QLoRA: 4-bit state in fp16, so dequantising also makes a bf16 copy
 
   double states() const;          ///< weights + adapter + visible optimizer + master
-  double backward_peak() const;   ///< phase 1, start of backward: states + activations + logits + dequant + first grads
-  double step_peak() const;       ///< phase 2, optimizer step: states + all gradients + step transient
+  double backward_peak() const;  ///< phase 1, start of backward: states + activations + logits + dequant + first grads
+  double step_peak() const;  ///< phase 2, optimizer step: states + all gradients + step transient
   double allocated_peak() const;  ///< max of the two phases: torch.cuda.max_memory_allocated
-  double reserved_peak() const;   ///< allocated + slack + load cache: torch.cuda.max_memory_reserved
-  double process_peak() const;    ///< reserved + paged state + CUDA context: what the process takes
-  double load_peak() const;       ///< rule of thumb: mapped checkpoint + device copy + overhead
-  double peak() const;            ///< max(process, load): what verdicts use
+  double reserved_peak() const;  ///< allocated + slack + load cache: torch.cuda.max_memory_reserved
+  double process_peak() const;  ///< reserved + paged state + CUDA context: what the process takes
+  double load_peak() const;  ///< rule of thumb: mapped checkpoint + device copy + overhead
+  double peak() const;  ///< max(process, load): what verdicts use
 };
 
 /// Pure: the accounting, with unknown or two-sided inputs resolved to `side`. Input error for
@@ -121,9 +121,9 @@ struct Breakdown {
 Result<Breakdown> Estimate(const LoadedModel& model, const PlanOptions& opts, Side side = Side::kCentral);
 
 /// Constants with their sources (docs/memory-model.md).
-inline constexpr double kNf4BytesPerParam = 4.127 / 8;      ///< QLoRA paper: 4 bit + 0.127 bit double-quant
+inline constexpr double kNf4BytesPerParam = 4.127 / 8;  ///< QLoRA paper: 4 bit + 0.127 bit double-quant
 inline constexpr double kCudaContextBytes = 650.0 * 1024 * 1024;  ///< gpu_poor's flat 650 MB (MiB in its code)
-inline constexpr double kDefaultShardBytes = 5e9;           ///< transformers save_pretrained max_shard_size "5GB"
+inline constexpr double kDefaultShardBytes = 5e9;  ///< transformers save_pretrained max_shard_size "5GB"
 inline constexpr double kAllocatorSlack = 0.08;  ///< reserved - allocated, share of per-step allocations (docs)
 inline constexpr double kStandardLossBytesPerLogit = 12;  ///< bf16 logits + fp32 log-softmax + fp32 and bf16 grads
 inline constexpr double kLitgptHeadChunk = 128;  ///< litgpt/finetune/lora.py: model(..., lm_head_chunk_size=128)

@@ -97,8 +97,7 @@ Activations EstimateActivations(const ModelSpec& m, const PlanOptions& o, bool b
   per_token += 2 * hq;                                       // attention output (SDPA keeps it)
   if (o.attention == Attention::kEager)
     per_token += double(m.heads) * s * (4 + 2);  // fp32 softmax + its bf16 copy: a*s per token
-  else
-    per_token += 4.0 * m.heads;  // flash/SDPA log-sum-exp, fp32
+  else per_token += 4.0 * m.heads;  // flash/SDPA log-sum-exp, fp32
   if (m.is_moe()) per_token += k * 2 * h + 4.0 * m.experts;  // dispatched copies + router logits
   // gate, up, act(gate) (gated; act recomputed under compile's low end) / fc1 output (plain).
   per_token += k * (m.gated_mlp() ? (recompute ? 4 : 6) : 2) * i;

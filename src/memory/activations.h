@@ -10,7 +10,7 @@ struct Activations {
   double total = 0;       ///< bytes kept at the start of backward (all layers, or inputs + one layer)
   double bnb_inputs = 0;  ///< of which: inputs only bnb < 0.43.2's 4-bit matmuls keep
   double bnb_ctx = 0;     ///< what those matmuls' ctx holds per step, shared tensors included (the
-                          ///< previous step's copy a loop holding last step's outputs keeps alive)
+                       ///< previous step's copy a loop holding last step's outputs keeps alive)
 };
 
 /// `bnb_keeps_inputs`: every 4-bit linear keeps its input (QLoRA with bnb < 0.43.2).

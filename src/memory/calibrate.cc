@@ -16,7 +16,8 @@ constexpr size_t kMaxFile = 4u << 20;
 
 Result<double> Number(const json& j, const char* key, const std::string& file, bool gib) {
   auto it = j.find(key);
-  if (it == j.end() || !it->is_number()) return InputError(fmt::format("{}: field '{}' missing or not a number", file, key));
+  if (it == j.end() || !it->is_number())
+    return InputError(fmt::format("{}: field '{}' missing or not a number", file, key));
   const double v = it->get<double>() * (gib ? kGiBd : 1);
   if (!std::isfinite(v) || v < 0 || v > 1e15) return InputError(fmt::format("{}: field '{}' out of range", file, key));
   return v;
@@ -55,13 +56,15 @@ Result<Calibration> ParseCalibration(std::string_view plan_text, std::string_vie
     c.predicted_high = *hi;
   }
   const json comps = plan.value("components", json::object());
-  for (auto [key, dst] : {std::pair{"activations_gib", &c.activations}, {"logits_gib", &c.logits}, {"weights_gib", &c.weights}}) {
+  for (auto [key, dst] :
+       {std::pair{"activations_gib", &c.activations}, {"logits_gib", &c.logits}, {"weights_gib", &c.weights}}) {
     auto v = Number(comps, key, plan_file + " components", true);
     if (!v) return std::unexpected(v.error());
     *dst = *v;
   }
   for (auto [key, what] : {std::pair{"pool_drop_peak_bytes", "pool drop (MemAvailable)"},
-                           {"gpu_process_peak_bytes", "GPU per-process"}, {"process_rss_peak_bytes", "process RSS"}}) {
+                           {"gpu_process_peak_bytes", "GPU per-process"},
+                           {"process_rss_peak_bytes", "process RSS"}}) {
     auto it = peak.find(key);
     if (it == peak.end() || it->is_null()) continue;
     auto v = Number(peak, key, peak_file, false);
@@ -70,8 +73,10 @@ Result<Calibration> ParseCalibration(std::string_view plan_text, std::string_vie
     c.measured_what = what;
     return c;
   }
-  return InputError(fmt::format("{}: no measured peak (pool_drop_peak_bytes, gpu_process_peak_bytes or "
-                                "process_rss_peak_bytes)", peak_file));
+  return InputError(
+      fmt::format("{}: no measured peak (pool_drop_peak_bytes, gpu_process_peak_bytes or "
+                  "process_rss_peak_bytes)",
+                  peak_file));
 }
 
 Result<Calibration> ReadCalibration(const std::string& dir) {

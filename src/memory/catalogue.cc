@@ -66,11 +66,16 @@ Result<std::vector<CatalogueEntry>> ParseCatalogue(std::string_view csv) {
     struct {
       const char* key;
       uint64_t* dst;
-    } fields[] = {{"vocab_size", &s.vocab},          {"hidden_size", &s.hidden},
-                  {"intermediate_size", &s.intermediate}, {"num_hidden_layers", &s.layers},
-                  {"num_attention_heads", &s.heads}, {"num_key_value_heads", &s.kv_heads},
-                  {"head_dim", &s.head_dim},          {"num_experts", &s.experts},
-                  {"num_experts_per_tok", &s.experts_per_token}, {"moe_intermediate_size", &s.expert_intermediate}};
+    } fields[] = {{"vocab_size", &s.vocab},
+                  {"hidden_size", &s.hidden},
+                  {"intermediate_size", &s.intermediate},
+                  {"num_hidden_layers", &s.layers},
+                  {"num_attention_heads", &s.heads},
+                  {"num_key_value_heads", &s.kv_heads},
+                  {"head_dim", &s.head_dim},
+                  {"num_experts", &s.experts},
+                  {"num_experts_per_tok", &s.experts_per_token},
+                  {"moe_intermediate_size", &s.expert_intermediate}};
     for (auto& fl : fields) {
       auto v = num(fl.key);
       if (!v) return std::unexpected(v.error());

@@ -30,19 +30,22 @@ Ladder BuildLadder(const Result<MemInfo>& mi, const std::optional<Plan>& plan, c
   return BuildLadder(cache, plan, oom);
 }
 
-Ladder BuildLadder(const PageCacheReading& cache, const std::optional<Plan>& plan, const std::optional<OomSignature>& oom) {
+Ladder BuildLadder(const PageCacheReading& cache, const std::optional<Plan>& plan,
+                   const std::optional<OomSignature>& oom) {
   Ladder l;
   l.page_cache_gib = cache.gib;
   l.steps.push_back({1, "flush the page cache",
-                     cache.gib ? fmt::format("{:.1f} GiB of page cache {} reclaimable {} (Cached + Buffers - Shmem, "
-                                             "meminfo); `sudo sparkops flush` (sync; echo 3 > {}) - a between-run "
-                                             "reset, not a mid-training step",
-                                             *cache.gib, cache.when == "now" ? "is" : "was", cache.when, kDropCachesPath)
-                               : "page cache not reported by meminfo; `sudo sparkops flush` between runs"});
+                     cache.gib
+                         ? fmt::format("{:.1f} GiB of page cache {} reclaimable {} (Cached + Buffers - Shmem, "
+                                       "meminfo); `sudo sparkops flush` (sync; echo 3 > {}) - a between-run "
+                                       "reset, not a mid-training step",
+                                       *cache.gib, cache.when == "now" ? "is" : "was", cache.when, kDropCachesPath)
+                         : "page cache not reported by meminfo; `sudo sparkops flush` between runs"});
   const bool qlora_load_oom = plan && plan->options.method == Method::kQlora && oom &&
                               (oom->phase == OomPhase::kLoad || oom->phase == OomPhase::kDequant);
   if (!plan) {
-    l.steps.push_back({2, "shorter packing, then a smaller batch", "give MODEL and the plan options for the largest values that fit"});
+    l.steps.push_back({2, "shorter packing, then a smaller batch",
+                       "give MODEL and the plan options for the largest values that fit"});
     l.steps.push_back({3, "downgrade the method: full -> bf16 LoRA -> QLoRA", "give MODEL to see which method fits"});
     l.steps.push_back({4, "smaller model, or two Sparks with DDP/FSDP (never tensor parallelism for training)",
                        "when steps 1-3 still do not fit"});
@@ -60,23 +63,22 @@ Ladder BuildLadder(const PageCacheReading& cache, const std::optional<Plan>& pla
   }
   std::string s2;
   if (ckpt)
-    s2 = fmt::format("gradient checkpointing on: peak {:.1f} -> {:.1f} GiB (saves {:.1f} GiB; about one more forward "
-                     "pass per step, same results); then ",
-                     b.peak() / kGiB, ckpt->high.peak() / kGiB, (b.peak() - ckpt->high.peak()) / kGiB);
+    s2 = fmt::format(
+        "gradient checkpointing on: peak {:.1f} -> {:.1f} GiB (saves {:.1f} GiB; about one more forward "
+        "pass per step, same results); then ",
+        b.peak() / kGiB, ckpt->high.peak() / kGiB, (b.peak() - ckpt->high.peak()) / kGiB);
   if (plan->max_seq && *plan->max_seq < o.seq)
     s2 += fmt::format("pack length {} -> {} (largest that fits at batch {})", o.seq, *plan->max_seq, o.batch);
   else if (plan->max_seq)
     s2 += fmt::format("pack length {} already fits at batch {} (up to {})", o.seq, o.batch, *plan->max_seq);
-  else
-    s2 += fmt::format("no pack length fits at batch {}", o.batch);
+  else s2 += fmt::format("no pack length fits at batch {}", o.batch);
   if (plan->max_batch && *plan->max_batch < o.batch)
     s2 += fmt::format("; then batch {} -> {} at seq {}", o.batch, *plan->max_batch, o.seq);
-  else if (!plan->max_batch)
-    s2 += fmt::format("; no batch fits at seq {}", o.seq);
-  else
-    s2 += fmt::format("; batch up to {} fits at seq {}", *plan->max_batch, o.seq);
-  l.steps.push_back({2, ckpt ? "gradient checkpointing, then shorter packing, then a smaller batch"
-                             : "shorter packing, then a smaller batch",
+  else if (!plan->max_batch) s2 += fmt::format("; no batch fits at seq {}", o.seq);
+  else s2 += fmt::format("; batch up to {} fits at seq {}", *plan->max_batch, o.seq);
+  l.steps.push_back({2,
+                     ckpt ? "gradient checkpointing, then shorter packing, then a smaller batch"
+                          : "shorter packing, then a smaller batch",
                      s2});
 
   std::optional<Plan> lora, qlora;
@@ -102,17 +104,20 @@ Ladder BuildLadder(const PageCacheReading& cache, const std::optional<Plan>& pla
   const bool shrink_fits = (plan->max_seq && *plan->max_seq < o.seq) || (plan->max_batch && *plan->max_batch < o.batch);
   if (l.page_cache_gib && *l.page_cache_gib >= kWorthFlushingGiB) {
     l.next = 1;
-    l.why_next = fmt::format("{:.1f} GiB of page cache can be dropped for free before changing the run", *l.page_cache_gib);
+    l.why_next =
+        fmt::format("{:.1f} GiB of page cache can be dropped for free before changing the run", *l.page_cache_gib);
   } else if (qlora_load_oom && lora_fits) {
     l.next = 3;
-    l.why_next = fmt::format("the OOM was at {} with bitsandbytes; bf16 LoRA fits (peak {:.1f} GiB), and a QLoRA OOM "
-                             "is not proof the model doesn't fit",
-                             ToString(oom->phase), lora->high.peak() / kGiB);
+    l.why_next = fmt::format(
+        "the OOM was at {} with bitsandbytes; bf16 LoRA fits (peak {:.1f} GiB), and a QLoRA OOM "
+        "is not proof the model doesn't fit",
+        ToString(oom->phase), lora->high.peak() / kGiB);
   } else if (plan->verdict == Verdict::kNoFit && ckpt_fits) {
     l.next = 2;
-    l.why_next = fmt::format("gradient checkpointing is off; turning it on fits (peak {:.1f} GiB of {:.1f} GiB, saves "
-                             "{:.1f} GiB) without changing the pack, batch or method",
-                             ckpt->high.peak() / kGiB, plan->budget.bytes / kGiB, (b.peak() - ckpt->high.peak()) / kGiB);
+    l.why_next = fmt::format(
+        "gradient checkpointing is off; turning it on fits (peak {:.1f} GiB of {:.1f} GiB, saves "
+        "{:.1f} GiB) without changing the pack, batch or method",
+        ckpt->high.peak() / kGiB, plan->budget.bytes / kGiB, (b.peak() - ckpt->high.peak()) / kGiB);
   } else if (plan->verdict == Verdict::kNoFit && shrink_fits) {
     l.next = 2;
     l.why_next = "the plan does not fit as configured; a shorter pack (or smaller batch) does";
@@ -126,11 +131,12 @@ Ladder BuildLadder(const PageCacheReading& cache, const std::optional<Plan>& pla
                               : "no pack length or batch makes it fit; " + tier + " does";
   } else {
     l.next = 2;
-    l.why_next = fmt::format("the planner says this configuration {} (peak {:.1f} GiB of {:.1f} GiB): check what else "
-                             "holds the pool (`sparkops ps`), then {}",
-                             ToString(plan->verdict), b.peak() / kGiB, plan->budget.bytes / kGiB,
-                             ckpt ? fmt::format("turn gradient checkpointing on (saves {:.1f} GiB)", (b.peak() - ckpt->high.peak()) / kGiB)
-                                  : std::string("shorten the pack"));
+    l.why_next = fmt::format(
+        "the planner says this configuration {} (peak {:.1f} GiB of {:.1f} GiB): check what else "
+        "holds the pool (`sparkops ps`), then {}",
+        ToString(plan->verdict), b.peak() / kGiB, plan->budget.bytes / kGiB,
+        ckpt ? fmt::format("turn gradient checkpointing on (saves {:.1f} GiB)", (b.peak() - ckpt->high.peak()) / kGiB)
+             : std::string("shorten the pack"));
   }
   return l;
 }

@@ -35,8 +35,10 @@ struct PageCacheReading {
 /// `plan` absent: only step 1 has numbers. `oom` absent or kNone: no log was given / no OOM text.
 /// Step 2 starts with gradient checkpointing when the plan has it off (saves activations, changes no
 /// result, costs about one more forward pass per step).
-Ladder BuildLadder(const PageCacheReading& cache, const std::optional<Plan>& plan, const std::optional<OomSignature>& oom);
+Ladder BuildLadder(const PageCacheReading& cache, const std::optional<Plan>& plan,
+                   const std::optional<OomSignature>& oom);
 /// The same, with the page cache read from `meminfo` now.
-Ladder BuildLadder(const Result<MemInfo>& meminfo, const std::optional<Plan>& plan, const std::optional<OomSignature>& oom);
+Ladder BuildLadder(const Result<MemInfo>& meminfo, const std::optional<Plan>& plan,
+                   const std::optional<OomSignature>& oom);
 
 }  // namespace sparkops::memory

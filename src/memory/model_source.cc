@@ -31,9 +31,10 @@ Result<LoadedModel> ResolveModel(const std::string& arg) {
     dir = p.parent_path().empty() ? fs::path(".") : p.parent_path();
   } else {
     std::string near = NearestModelName(arg);
-    return InputError(fmt::format("MODEL '{}': not a catalogue name, a directory or a config.json{} "
-                                  "(`sparkops models` lists the catalogue)",
-                                  arg, near.empty() ? "" : fmt::format("; did you mean '{}'?", near)));
+    return InputError(
+        fmt::format("MODEL '{}': not a catalogue name, a directory or a config.json{} "
+                    "(`sparkops models` lists the catalogue)",
+                    arg, near.empty() ? "" : fmt::format("; did you mean '{}'?", near)));
   }
   auto text = ReadLocalFile(config.string(), 16u << 20);
   if (!text) return std::unexpected(text.error());

@@ -19,8 +19,7 @@ bool OneOf(const std::string& t, std::initializer_list<const char*> names) {
 constexpr uint64_t kMaxDim = 100'000'000;  // larger than any real config field; bounds products
 
 /// Reads the first present key of `keys` as a positive integer bounded by kMaxDim.
-Result<std::optional<uint64_t>> Field(const json& j, std::initializer_list<const char*> keys,
-                                       const std::string& file) {
+Result<std::optional<uint64_t>> Field(const json& j, std::initializer_list<const char*> keys, const std::string& file) {
   for (const char* k : keys) {
     auto it = j.find(k);
     if (it == j.end() || it->is_null()) continue;
@@ -96,19 +95,19 @@ ParamCounts CountParams(const ModelSpec& s) {
   const bool ln_bias = OneOf(s.model_type, {"gpt_neox", "falcon", "opt", "bloom"});
   uint64_t other = static_cast<uint64_t>(s.norms_per_layer()) * s.hidden * (ln_bias ? 2 : 1);
   if (OneOf(s.model_type, {"qwen3", "qwen3_moe", "gemma3", "gemma3_text"})) other += 2 * s.head_dim;  // q_norm, k_norm
-  if (s.model_type == "qwen2") other += (s.heads + 2 * s.kv_heads) * s.head_dim;    // q/k/v biases
-  if (s.is_moe()) other += s.hidden * s.experts;                                    // router
-  if (OneOf(s.model_type, {"bloom", "opt", "gpt_neox"}))                            // biases of every linear
+  if (s.model_type == "qwen2") other += (s.heads + 2 * s.kv_heads) * s.head_dim;  // q/k/v biases
+  if (s.is_moe()) other += s.hidden * s.experts;  // router
+  if (OneOf(s.model_type, {"bloom", "opt", "gpt_neox"}))  // biases of every linear
     other += (s.heads + 2 * s.kv_heads) * s.head_dim + 2 * s.hidden + s.intermediate;
-  c.other = other * s.layers + s.hidden * (ln_bias ? 2 : 1);                        // + final norm
-  if (s.model_type == "bloom") c.other += 2 * s.hidden;                             // embedding LayerNorm
+  c.other = other * s.layers + s.hidden * (ln_bias ? 2 : 1);  // + final norm
+  if (s.model_type == "bloom") c.other += 2 * s.hidden;  // embedding LayerNorm
   return c;
 }
 
 const std::vector<std::string>& SupportedModelTypes() {
-  static const std::vector<std::string> kTypes = {
-      "llama", "mistral", "mixtral", "qwen2", "qwen3", "qwen3_moe", "gemma", "gemma2",
-      "gemma3", "gemma3_text", "phi3", "gpt_oss", "gpt_neox", "falcon", "opt", "bloom"};
+  static const std::vector<std::string> kTypes = {"llama",    "mistral", "mixtral", "qwen2",       "qwen3", "qwen3_moe",
+                                                  "gemma",    "gemma2",  "gemma3",  "gemma3_text", "phi3",  "gpt_oss",
+                                                  "gpt_neox", "falcon",  "opt",     "bloom"};
   return kTypes;
 }
 
@@ -186,7 +185,8 @@ Result<ModelSpec> ParseConfigJson(std::string_view text, const std::string& file
     layer += 3.0 * h * double(s.is_moe() ? s.expert_intermediate : s.intermediate) * double(s.is_moe() ? s.experts : 1);
     return layer * double(s.layers) + 2.0 * double(s.vocab) * h;
   }();
-  if (d > 1e14) return InputError(fmt::format("{}: the dimensions give {:.3g} parameters, which is implausible", file, d));
+  if (d > 1e14)
+    return InputError(fmt::format("{}: the dimensions give {:.3g} parameters, which is implausible", file, d));
   return s;
 }
 

@@ -40,7 +40,8 @@ Anchor NearestAnchor(const Plan& p) {
     return a;
   }
   const char* model = m == Method::kLora ? "gemma-2-27b" : "gemma-2-9b";
-  a.name = m == Method::kLora ? "27B LoRA (gemma-2-27b, sparkops defaults)" : "9B full FT (gemma-2-9b, sparkops defaults)";
+  a.name =
+      m == Method::kLora ? "27B LoRA (gemma-2-27b, sparkops defaults)" : "9B full FT (gemma-2-9b, sparkops defaults)";
   a.source = "computed";
   a.compared = "process peak";
   PlanOptions o;
@@ -106,16 +107,20 @@ Result<Plan> MakePlan(const LoadedModel& model, const PlanOptions& opts, const B
   p.low = *Estimate(model, opts, Side::kLow);
   p.high = *Estimate(model, opts, Side::kHigh);
   if (opts.method == Method::kQlora && opts.bnb_inputs == BnbInputs::kUnknown)
-    p.widened.push_back("bitsandbytes version unknown: the high end assumes < 0.43.2 (4-bit matmuls keep their inputs) "
-                        "and < 0.43.0 (fp16 quantisation state: each dequantised weight is copied to bf16)");
+    p.widened.push_back(
+        "bitsandbytes version unknown: the high end assumes < 0.43.2 (4-bit matmuls keep their inputs) "
+        "and < 0.43.0 (fp16 quantisation state: each dequantised weight is copied to bf16)");
   if (opts.compile)
-    p.widened.push_back("--compile: the low and central figures assume AOTAutograd recomputes norms and act(gate); "
-                        "the high end is eager");
+    p.widened.push_back(
+        "--compile: the low and central figures assume AOTAutograd recomputes norms and act(gate); "
+        "the high end is eager");
   if (p.high.optimizer_step > 0)
-    p.widened.push_back("optimizer implementation unknown: the high end adds foreach AdamW's sqrt(v) copy (fused adds none)");
+    p.widened.push_back(
+        "optimizer implementation unknown: the high end adds foreach AdamW's sqrt(v) copy (fused adds none)");
   if (p.high.retained > p.breakdown.retained)
-    p.widened.push_back("training loop unknown: the high end keeps the previous step's bf16 logits alive "
-                        "(a loop holding last step's outputs, as LitGPT's does)");
+    p.widened.push_back(
+        "training loop unknown: the high end keeps the previous step's bf16 logits alive "
+        "(a loop holding last step's outputs, as LitGPT's does)");
   p.budget = budget;
   p.verdict = Judge(p.high.peak(), budget.bytes);
   auto fits_with = [&](uint64_t seq, uint64_t batch) {

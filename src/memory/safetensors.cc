@@ -21,10 +21,10 @@ using nlohmann::json;
 
 /// Bytes per element; packed 4-bit types are not in the safetensors spec (MXFP4 ships as U8).
 std::optional<uint64_t> DtypeBytes(const std::string& d) {
-  static const std::map<std::string, uint64_t> kBytes = {
-      {"F64", 8}, {"I64", 8}, {"U64", 8}, {"F32", 4}, {"I32", 4}, {"U32", 4}, {"F16", 2},
-      {"BF16", 2}, {"I16", 2}, {"U16", 2}, {"I8", 1}, {"U8", 1}, {"BOOL", 1}, {"F8_E4M3", 1},
-      {"F8_E5M2", 1}, {"F8_E8M0", 1}};
+  static const std::map<std::string, uint64_t> kBytes = {{"F64", 8},  {"I64", 8},     {"U64", 8},     {"F32", 4},
+                                                         {"I32", 4},  {"U32", 4},     {"F16", 2},     {"BF16", 2},
+                                                         {"I16", 2},  {"U16", 2},     {"I8", 1},      {"U8", 1},
+                                                         {"BOOL", 1}, {"F8_E4M3", 1}, {"F8_E5M2", 1}, {"F8_E8M0", 1}};
   auto it = kBytes.find(d);
   if (it == kBytes.end()) return std::nullopt;
   return it->second;
@@ -63,8 +63,8 @@ Result<uint64_t> ParseHeaderLength(std::string_view first8, uint64_t file_size, 
   if (n > kMaxSafetensorsHeader)
     return InputError(fmt::format("{}: header length {} bytes is over the 100 MB limit", file, n));
   if (n + 8 > file_size)
-    return InputError(fmt::format("{}: header length {} bytes runs beyond the end of the file ({} bytes)", file, n,
-                                  file_size));
+    return InputError(
+        fmt::format("{}: header length {} bytes runs beyond the end of the file ({} bytes)", file, n, file_size));
   if (n == 0) return InputError(fmt::format("{}: header length is 0", file));
   return n;
 }
@@ -102,8 +102,8 @@ Result<SafetensorsInfo> ParseSafetensorsHeader(std::string_view json_text, const
         return InputError(fmt::format("{}: tensor '{}' data_offsets [{}, {}] lie outside the file's {} data bytes",
                                       file, name, b, e, *data_bytes));
       if (e - b != size)
-        return InputError(fmt::format("{}: tensor '{}' holds {} bytes but its shape and dtype need {}", file, name,
-                                      e - b, size));
+        return InputError(
+            fmt::format("{}: tensor '{}' holds {} bytes but its shape and dtype need {}", file, name, e - b, size));
     }
     std::string what = fmt::format("{}: tensor '{}'", file, name);
     if (auto r = AddTo(info.params_by_dtype[dtype], n, what); !r) return std::unexpected(r.error());

@@ -41,14 +41,14 @@ std::string RenderAnalysisText(const AnalysisResult& r) {
   if (r.thermal)
     o += fmt::format("thermal  {}: {} samples ({} format){}\n", r.in.thermal, r.thermal->rows.size(), r.thermal->format,
                      r.thermal->interval_ms ? fmt::format(", every {:g} s", r.thermal->interval_ms / 1000.0) : "");
-  else
-    o += "thermal  none (causes other than contention cannot be checked)\n";
-  if (!r.in.events.empty()) o += fmt::format("events   {}: {} record{}\n", r.in.events, r.events.size(), r.events.size() == 1 ? "" : "s");
+  else o += "thermal  none (causes other than contention cannot be checked)\n";
+  if (!r.in.events.empty())
+    o += fmt::format("events   {}: {} record{}\n", r.in.events, r.events.size(), r.events.size() == 1 ? "" : "s");
   const Detection& d = r.detection;
   if (d.ran) {
-    o += fmt::format("baseline {} — median of steps {}–{} after {} warm-up points; cost = {}\n",
-                     CostText(r, d.baseline), s.points[d.base_first].step, s.points[d.base_last].step, d.warmup,
-                     s.cost_unit);
+    o +=
+        fmt::format("baseline {} — median of steps {}–{} after {} warm-up points; cost = {}\n", CostText(r, d.baseline),
+                    s.points[d.base_first].step, s.points[d.base_last].step, d.warmup, s.cost_unit);
     o += fmt::format("         spread {:.1f} % (robust, MAD); slowdown threshold {:.2f}×{}\n", 100 * d.spread,
                      d.threshold_ratio, d.threshold_ratio > 1.3 + 1e-9 ? " (raised above 1.3× by the spread)" : "");
   } else {
@@ -58,8 +58,8 @@ std::string RenderAnalysisText(const AnalysisResult& r) {
   int n = 0;
   for (const SlowdownEvent& e : r.slowdowns) {
     o += fmt::format("#{} {:<15} steps {}–{} ({} – {}, {}), {:.2f}× baseline ({})\n", ++n, e.cls.cause, e.start_step,
-                     e.end_step, ShortTime(e.t0), ShortTime(e.t1), e.s.recovered ? "recovered" : "not recovered by the end",
-                     e.s.ratio, CostText(r, e.s.level));
+                     e.end_step, ShortTime(e.t0), ShortTime(e.t1),
+                     e.s.recovered ? "recovered" : "not recovered by the end", e.s.ratio, CostText(r, e.s.level));
     if (!s.cost_is_inverse_throughput)
       o += fmt::format("   time lost:  ~{:.0f} s{}\n", e.s.lost,
                        e.s.parts > 1 ? fmt::format(" ({} stretches split by short gaps, merged)", e.s.parts) : "");
@@ -70,8 +70,8 @@ std::string RenderAnalysisText(const AnalysisResult& r) {
   if (d.ran)
     o += fmt::format("{}one-off spikes ignored: {} after evaluation, {} after checkpoint saves, {} unnamed{}\n",
                      r.slowdowns.empty() ? "" : "\n", d.spikes_eval, d.spikes_save, d.spikes_other,
-                     d.too_short ? fmt::format(" ({} stretch{} under {:.0f} s)", d.too_short, d.too_short == 1 ? "" : "es",
-                                               DetectOptions{}.min_seconds)
+                     d.too_short ? fmt::format(" ({} stretch{} under {:.0f} s)", d.too_short,
+                                               d.too_short == 1 ? "" : "es", DetectOptions{}.min_seconds)
                                  : "");
   if (!r.in.dir.empty()) {
     o += "\nend      " + r.end.detail + "\n";
@@ -89,21 +89,35 @@ nlohmann::json RenderAnalysisJson(const AnalysisResult& r) {
   json j;
   j["verdict"] = r.Verdict();
   j["warnings"] = r.warnings;
-  j["log"] = {{"path", r.in.log}, {"formats", s.formats}, {"steps", s.points.size()}, {"lines", s.lines},
-              {"time_source", s.time_source}, {"cost_unit", s.cost_unit}, {"timezone", r.zone}};
-  j["thermal"] = r.thermal ? json{{"path", r.in.thermal}, {"format", r.thermal->format}, {"samples", r.thermal->rows.size()}}
-                           : json();
+  j["log"] = {{"path", r.in.log},  {"formats", s.formats},         {"steps", s.points.size()},
+              {"lines", s.lines},  {"time_source", s.time_source}, {"cost_unit", s.cost_unit},
+              {"timezone", r.zone}};
+  j["thermal"] = r.thermal
+                     ? json{{"path", r.in.thermal}, {"format", r.thermal->format}, {"samples", r.thermal->rows.size()}}
+                     : json();
   const Detection& d = r.detection;
-  j["baseline"] = d.ran ? json{{"cost", d.baseline}, {"from_step", s.points[d.base_first].step},
-                               {"to_step", s.points[d.base_last].step}, {"warmup_points", d.warmup},
-                               {"spread", d.spread}, {"threshold_ratio", d.threshold_ratio}}
+  j["baseline"] = d.ran ? json{{"cost", d.baseline},
+                               {"from_step", s.points[d.base_first].step},
+                               {"to_step", s.points[d.base_last].step},
+                               {"warmup_points", d.warmup},
+                               {"spread", d.spread},
+                               {"threshold_ratio", d.threshold_ratio}}
                         : json{{"note", d.note}};
   j["events"] = json::array();
   for (const SlowdownEvent& e : r.slowdowns)
-    j["events"].push_back({{"start", IsoOrNull(e.t0)}, {"end", IsoOrNull(e.t1)}, {"start_step", e.start_step},
-                           {"end_step", e.end_step}, {"ratio", e.s.ratio}, {"cost", e.s.level},
-                           {"recovered", e.s.recovered}, {"lost", e.s.lost}, {"parts", e.s.parts}, {"cause", e.cls.cause}, {"evidence", e.cls.evidence},
-                           {"also", e.cls.also}, {"ruled_out", e.cls.ruled_out}});
+    j["events"].push_back({{"start", IsoOrNull(e.t0)},
+                           {"end", IsoOrNull(e.t1)},
+                           {"start_step", e.start_step},
+                           {"end_step", e.end_step},
+                           {"ratio", e.s.ratio},
+                           {"cost", e.s.level},
+                           {"recovered", e.s.recovered},
+                           {"lost", e.s.lost},
+                           {"parts", e.s.parts},
+                           {"cause", e.cls.cause},
+                           {"evidence", e.cls.evidence},
+                           {"also", e.cls.also},
+                           {"ruled_out", e.cls.ruled_out}});
   j["spikes_ignored"] = {{"evaluation", d.spikes_eval}, {"checkpoint", d.spikes_save}, {"unnamed", d.spikes_other}};
   json end = {{"status", r.end.status}, {"detail", r.end.detail}};
   if (!r.end.last_samples.empty()) {

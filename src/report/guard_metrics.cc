@@ -28,7 +28,8 @@ std::vector<MetricPoint> GuardMetricPoints(const std::vector<GuardStatus>& guard
   std::map<std::tuple<std::string, std::string, std::string>, double> counts;  // mode, action, reason
   for (const GuardStatus& g : guards) {
     for (const char* action : {"flush", "terminate", "kill"})
-      for (const char* reason : {"min_available", "pressure"}) counts.emplace(std::tuple(g.ledger.mode, action, reason), 0);
+      for (const char* reason : {"min_available", "pressure"})
+        counts.emplace(std::tuple(g.ledger.mode, action, reason), 0);
     for (const auto& [k, n] : g.ledger.actions) counts[{g.ledger.mode, k.first, k.second}] += static_cast<double>(n);
   }
   std::vector<MetricPoint> out;
@@ -36,9 +37,11 @@ std::vector<MetricPoint> GuardMetricPoints(const std::vector<GuardStatus>& guard
     out.push_back({kActions, {{"mode", std::get<0>(k)}, {"action", std::get<1>(k)}, {"reason", std::get<2>(k)}}, n});
   for (const GuardStatus& g : guards) {
     if (!g.live) continue;
-    const std::vector<std::pair<std::string, std::string>> l = {{"mode", g.ledger.mode}, {"pid", std::to_string(g.ledger.pid)}};
+    const std::vector<std::pair<std::string, std::string>> l = {{"mode", g.ledger.mode},
+                                                                {"pid", std::to_string(g.ledger.pid)}};
     out.push_back({"sparkops_memory_guard_min_available_bytes", l, static_cast<double>(g.ledger.min_available_bytes)});
-    if (g.ledger.max_pressure) out.push_back({"sparkops_memory_guard_max_pressure_ratio", l, *g.ledger.max_pressure / 100.0});
+    if (g.ledger.max_pressure)
+      out.push_back({"sparkops_memory_guard_max_pressure_ratio", l, *g.ledger.max_pressure / 100.0});
   }
   return out;
 }

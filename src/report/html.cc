@@ -1,13 +1,13 @@
 #include "report/html.h"
 #include "report/label_rows.h"
 
+#include <fmt/format.h>
 #include <algorithm>
 #include <cmath>
-#include <fmt/format.h>
 
 #include "analysis/guard_summary.h"
-#include "report/analysis.h"
 #include "base/timefmt.h"
+#include "report/analysis.h"
 
 namespace sparkops {
 
@@ -106,13 +106,16 @@ std::string DrawPanel(const Panel& p, const Axis& ax, double top, double h) {
   auto Y = [&](double y) { return top + h - (y - lo) / (hi - lo) * h; };
   for (int g = 0; g <= 2; ++g) {
     double v = lo + (hi - lo) * (0.1 + 0.4 * g);
-    s += fmt::format("<line x1=\"{}\" x2=\"{}\" y1=\"{:.1f}\" y2=\"{:.1f}\" class=\"grid\"/>", ax.left, ax.left + ax.width, Y(v), Y(v));
-    s += fmt::format("<text x=\"{}\" y=\"{:.1f}\" class=\"yl\">{} {}</text>", ax.left - 6, Y(v) + 4, Num(v), Esc(p.unit));
+    s += fmt::format("<line x1=\"{}\" x2=\"{}\" y1=\"{:.1f}\" y2=\"{:.1f}\" class=\"grid\"/>", ax.left,
+                     ax.left + ax.width, Y(v), Y(v));
+    s += fmt::format("<text x=\"{}\" y=\"{:.1f}\" class=\"yl\">{} {}</text>", ax.left - 6, Y(v) + 4, Num(v),
+                     Esc(p.unit));
   }
   std::string d;
   for (size_t i = 0; i < p.pts.size(); ++i)
     d += fmt::format("{}{:.1f},{:.1f}", i ? " L" : "M", ax.X(p.pts[i].x), Y(p.pts[i].y));
-  s += fmt::format("<path d=\"{}\" fill=\"none\" stroke=\"{}\" stroke-width=\"1.6\" stroke-linejoin=\"round\"/>", d, p.color);
+  s += fmt::format("<path d=\"{}\" fill=\"none\" stroke=\"{}\" stroke-width=\"1.6\" stroke-linejoin=\"round\"/>", d,
+                   p.color);
   return s;
 }
 
@@ -121,7 +124,8 @@ std::string TimeLabel(double x, bool time, double span) {
   return FormatUtcMillis(FromUnixMillis(static_cast<int64_t>(x))).substr(11, span < 3600e3 ? 8 : 5);
 }
 
-const char* kCss = R"(body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:0;background:#f6f7f9;color:#1d2430}
+const char* kCss =
+    R"(body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:0;background:#f6f7f9;color:#1d2430}
 main{max-width:980px;margin:24px auto;padding:0 16px}
 h1{font-size:20px;margin:0 0 4px}.sub{color:#5b6575;font-size:13px;margin-bottom:16px}
 .verdict{padding:14px 18px;border-radius:10px;font-size:17px;font-weight:600;margin-bottom:16px}
@@ -171,7 +175,8 @@ std::string RenderHtmlReport(const AnalysisResult& r, const RunMemory* memory) {
   const F fields[] = {{"GPU temperature", "°C", "#d9480f", &ThermalRow::temp_c},
                       {"GPU power", "W", "#b8860b", &ThermalRow::power_w},
                       {"SM clock", "MHz", "#2f9e44", &ThermalRow::sm_clock_mhz},
-                      {"MemAvailable (system memory: the GPU's pool too on GB10)", "GiB", "#1971c2", &ThermalRow::mem_available_gib}};
+                      {"MemAvailable (system memory: the GPU's pool too on GB10)", "GiB", "#1971c2",
+                       &ThermalRow::mem_available_gib}};
   for (const F& f : fields) {
     Panel p{f.title, f.unit, f.color, {}, ""};
     if (!r.thermal) p.note = "no thermal CSV";
@@ -186,7 +191,12 @@ std::string RenderHtmlReport(const AnalysisResult& r, const RunMemory* memory) {
     panels.push_back(std::move(p));
   }
   if (r.thermal && time) {  // issue 18: spbm rails and the CPU temperature, drawn only when recorded
-    struct PF { const char* title; const char* unit; const char* color; std::optional<double> PowerColumns::*f; };
+    struct PF {
+      const char* title;
+      const char* unit;
+      const char* color;
+      std::optional<double> PowerColumns::*f;
+    };
     const PF power_fields[] = {{"DC input (spbm)", "W", "#862e9c", &PowerColumns::dc_input_w},
                                {"SoC package power (spbm)", "W", "#e67700", &PowerColumns::soc_pkg_power_w},
                                {"CPU temperature", "°C", "#c92a2a", &PowerColumns::cpu_temp_c}};
@@ -198,7 +208,8 @@ std::string RenderHtmlReport(const AnalysisResult& r, const RunMemory* memory) {
     }
   }
   // host contention (issue #24): drawn only when the samples carry it
-  const F host_fields[] = {{"CPU pressure (some avg10; runnable estimate without PSI)", "%", "#862e9c", &ThermalRow::cpu_pressure},
+  const F host_fields[] = {{"CPU pressure (some avg10; runnable estimate without PSI)", "%", "#862e9c",
+                            &ThermalRow::cpu_pressure},
                            {"I/O pressure (some avg10)", "%", "#5f3dc4", &ThermalRow::io_pressure_some},
                            {"The job's CPU share", "cores", "#0b7285", &ThermalRow::job_cores},
                            {"The rest of the host's CPU use", "cores", "#868e96", &ThermalRow::other_cores}};
@@ -222,7 +233,9 @@ std::string RenderHtmlReport(const AnalysisResult& r, const RunMemory* memory) {
   const double ph = 110, gap = 34, top0 = 24;
   double height = top0 + panels.size() * (ph + gap) + 10;
   double bottom = top0 + panels.size() * (ph + gap) - gap;
-  std::string svg = fmt::format("<svg viewBox=\"0 0 960 {:.0f}\" xmlns=\"http://www.w3.org/2000/svg\" role=\"img\" aria-label=\"run timeline\">", height);
+  std::string svg = fmt::format(
+      "<svg viewBox=\"0 0 960 {:.0f}\" xmlns=\"http://www.w3.org/2000/svg\" role=\"img\" aria-label=\"run timeline\">",
+      height);
   for (size_t i = 0; i < panels.size(); ++i) svg += DrawPanel(panels[i], ax, top0 + i * (ph + gap), ph);
   // processes that appeared (contention evidence) and OOM records, across all panels
   if (time) {
@@ -231,11 +244,15 @@ std::string RenderHtmlReport(const AnalysisResult& r, const RunMemory* memory) {
       if (e.type != "process_start" && e.type != "oom" && guard.empty()) continue;
       double x = static_cast<double>(e.t_ms);
       if (x < ax.x0 || x > ax.x1) continue;
-      std::string label = !guard.empty() ? guard : e.type == "oom" ? "OOM" : (e.Str("name").empty() ? e.Str("kind") : e.Str("name")) + " " + e.Str("verdict");
-      svg += fmt::format("<line x1=\"{0:.1f}\" x2=\"{0:.1f}\" y1=\"{1}\" y2=\"{2:.0f}\" stroke=\"#c2255c\" stroke-width=\"1.2\"/>",
-                         ax.X(x), top0, bottom);
-      svg += fmt::format("<text x=\"{:.1f}\" y=\"{:.0f}\" fill=\"#c2255c\" class=\"bl\" text-anchor=\"end\">{}</text>", ax.X(x) - 3,
-                         top0 + ph - 6, Esc(label));
+      std::string label = !guard.empty() ? guard
+                          : e.type == "oom"
+                              ? "OOM"
+                              : (e.Str("name").empty() ? e.Str("kind") : e.Str("name")) + " " + e.Str("verdict");
+      svg += fmt::format(
+          "<line x1=\"{0:.1f}\" x2=\"{0:.1f}\" y1=\"{1}\" y2=\"{2:.0f}\" stroke=\"#c2255c\" stroke-width=\"1.2\"/>",
+          ax.X(x), top0, bottom);
+      svg += fmt::format("<text x=\"{:.1f}\" y=\"{:.0f}\" fill=\"#c2255c\" class=\"bl\" text-anchor=\"end\">{}</text>",
+                         ax.X(x) - 3, top0 + ph - 6, Esc(label));
     }
   }
   // evaluation / checkpoint markers on the step panel
@@ -243,8 +260,9 @@ std::string RenderHtmlReport(const AnalysisResult& r, const RunMemory* memory) {
     double x = time ? static_cast<double>(m.t_ms) : static_cast<double>(m.step);
     if (time && m.t_ms == kNoTime) continue;
     if (x < ax.x0 || x > ax.x1) continue;
-    svg += fmt::format("<line x1=\"{0:.1f}\" x2=\"{0:.1f}\" y1=\"{1}\" y2=\"{2}\" stroke=\"{3}\" stroke-dasharray=\"2,3\"/>", ax.X(x),
-                       top0, top0 + ph, m.kind == kAfterEval ? "#868e96" : "#adb5bd");
+    svg += fmt::format(
+        "<line x1=\"{0:.1f}\" x2=\"{0:.1f}\" y1=\"{1}\" y2=\"{2}\" stroke=\"{3}\" stroke-dasharray=\"2,3\"/>", ax.X(x),
+        top0, top0 + ph, m.kind == kAfterEval ? "#868e96" : "#adb5bd");
   }
   // slowdown bands across all panels, over the lines (translucent); labels in rows that keep
   // near episodes' labels apart
@@ -263,35 +281,38 @@ std::string RenderHtmlReport(const AnalysisResult& r, const RunMemory* memory) {
     if (time && (e.t0 == kNoTime || e.t1 == kNoTime)) continue;
     double xa = std::clamp(ax.X(a), ax.left, ax.left + ax.width), xb = std::clamp(ax.X(b), ax.left, ax.left + ax.width);
     const char* c = CauseColor(e.cls.cause);
-    svg += fmt::format("<rect x=\"{:.1f}\" y=\"{}\" width=\"{:.1f}\" height=\"{:.1f}\" fill=\"{}\" class=\"band\"/>", xa, top0 - 4,
-                       std::max(2.0, xb - xa), bottom - top0 + 4, c);
+    svg += fmt::format("<rect x=\"{:.1f}\" y=\"{}\" width=\"{:.1f}\" height=\"{:.1f}\" fill=\"{}\" class=\"band\"/>",
+                       xa, top0 - 4, std::max(2.0, xb - xa), bottom - top0 + 4, c);
     svg += fmt::format("<text x=\"{:.1f}\" y=\"{}\" fill=\"{}\" class=\"bl\">#{} {} {:.2f}×</text>", xa + 4,
                        top0 + 14 + 13 * label_row[i], c, i + 1, Esc(e.cls.cause), e.s.ratio);
   }
   for (int t = 0; t <= 6; ++t) {
     double x = ax.x0 + (ax.x1 - ax.x0) * t / 6.0;
-    svg += fmt::format("<text x=\"{:.1f}\" y=\"{:.0f}\" class=\"xl\">{}</text>", ax.X(x), bottom + 16, TimeLabel(x, time, ax.x1 - ax.x0));
+    svg += fmt::format("<text x=\"{:.1f}\" y=\"{:.0f}\" class=\"xl\">{}</text>", ax.X(x), bottom + 16,
+                       TimeLabel(x, time, ax.x1 - ax.x0));
   }
   svg += fmt::format("<text x=\"{}\" y=\"{:.0f}\" class=\"xl\">{}</text>", ax.left + ax.width / 2, bottom + 30,
                      time ? "time (UTC)" : "step");
   svg += "</svg>";
 
   std::string cls = r.slowdowns.empty() ? (r.end.status == "reboot" ? "warn" : "ok") : "bad";
-  std::string h = "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">"
-                  "<meta name=\"viewport\" content=\"width=device-width,initial-scale=1\">"
-                  "<title>sparkops analyze</title><style>";
+  std::string h =
+      "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">"
+      "<meta name=\"viewport\" content=\"width=device-width,initial-scale=1\">"
+      "<title>sparkops analyze</title><style>";
   h += kCss;
   h += "</style></head><body><main>";
   h += "<h1>sparkops analyze</h1>";
-  h += fmt::format("<div class=\"sub\">{} · {} steps · {} · times: {}</div>", Esc(r.in.dir.empty() ? r.in.log : r.in.dir),
-                   pts.size(), Esc(r.series.formats.empty() ? "no step format recognised" : r.series.formats),
+  h += fmt::format("<div class=\"sub\">{} · {} steps · {} · times: {}</div>",
+                   Esc(r.in.dir.empty() ? r.in.log : r.in.dir), pts.size(),
+                   Esc(r.series.formats.empty() ? "no step format recognised" : r.series.formats),
                    Esc(r.series.time_source));
   h += fmt::format("<div class=\"verdict {}\">{}</div>", cls, Esc(r.Verdict()));
   if (memory) {
     h += "<div class=\"card mem\"><b>Memory.</b> " + Esc(memory->headline) + ".<ol>";
     for (const auto& st : memory->ladder.steps)
-      h += fmt::format("<li{}><b>{}</b>{} — {}</li>", st.number == memory->ladder.next ? " class=\"next\"" : "", Esc(st.title),
-                       st.number == memory->ladder.next ? " (next)" : "", Esc(st.detail));
+      h += fmt::format("<li{}><b>{}</b>{} — {}</li>", st.number == memory->ladder.next ? " class=\"next\"" : "",
+                       Esc(st.title), st.number == memory->ladder.next ? " (next)" : "", Esc(st.detail));
     h += "</ol><div class=\"muted\">Why this step: " + Esc(memory->ladder.why_next) + ".";
     if (!memory->plan_note.empty()) h += " " + Esc(memory->plan_note) + ".";
     h += " The OOM ladder: flush, then packing/batch, then the method, then the model or a second Spark.</div></div>";
@@ -299,9 +320,10 @@ std::string RenderHtmlReport(const AnalysisResult& r, const RunMemory* memory) {
   for (size_t i = 0; i < r.slowdowns.size(); ++i) {
     const auto& e = r.slowdowns[i];
     h += "<div class=\"card ev\">";
-    h += fmt::format("<h3><span class=\"tag\" style=\"background:{}\">{}</span>#{} steps {}–{} · {} – {} · {:.2f}× baseline{}</h3>",
-                     CauseColor(e.cls.cause), Esc(e.cls.cause), i + 1, e.start_step, e.end_step, ShortTime(e.t0),
-                     ShortTime(e.t1), e.s.ratio, e.s.recovered ? " · recovered" : " · not recovered");
+    h += fmt::format(
+        "<h3><span class=\"tag\" style=\"background:{}\">{}</span>#{} steps {}–{} · {} – {} · {:.2f}× baseline{}</h3>",
+        CauseColor(e.cls.cause), Esc(e.cls.cause), i + 1, e.start_step, e.end_step, ShortTime(e.t0), ShortTime(e.t1),
+        e.s.ratio, e.s.recovered ? " · recovered" : " · not recovered");
     h += "<ul>";
     for (auto& x : e.cls.evidence) h += "<li>" + Esc(x) + "</li>";
     for (auto& x : e.cls.also) h += "<li>also seen: " + Esc(x) + "</li>";
@@ -314,12 +336,16 @@ std::string RenderHtmlReport(const AnalysisResult& r, const RunMemory* memory) {
   if (!r.in.dir.empty() && !r.end.detail.empty()) {
     end = "<div class=\"card\"><b>How the run ended.</b> " + Esc(r.end.detail);
     if (!r.end.last_samples.empty()) {
-      end += "<table><tr><td><b>time (UTC)</b></td><td><b>temp</b></td><td><b>power</b></td><td><b>SM clock</b></td><td><b>throttle</b></td></tr>";
+      end +=
+          "<table><tr><td><b>time (UTC)</b></td><td><b>temp</b></td><td><b>power</b></td><td><b>SM "
+          "clock</b></td><td><b>throttle</b></td></tr>";
       for (auto& s : r.end.last_samples)
-        end += fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>", FormatUtcMillis(FromUnixMillis(s.t_ms)),
-                           s.temp_c ? fmt::format("{:.0f} °C", *s.temp_c) : "not reported",
-                           s.power_w ? fmt::format("{:.1f} W", *s.power_w) : "not reported",
-                           s.sm_clock_mhz ? fmt::format("{:.0f} MHz", *s.sm_clock_mhz) : "not reported", Esc(s.throttle));
+        end +=
+            fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+                        FormatUtcMillis(FromUnixMillis(s.t_ms)),
+                        s.temp_c ? fmt::format("{:.0f} °C", *s.temp_c) : "not reported",
+                        s.power_w ? fmt::format("{:.1f} W", *s.power_w) : "not reported",
+                        s.sm_clock_mhz ? fmt::format("{:.0f} MHz", *s.sm_clock_mhz) : "not reported", Esc(s.throttle));
       end += "</table>";
     }
     end += "</div>";
@@ -328,9 +354,10 @@ std::string RenderHtmlReport(const AnalysisResult& r, const RunMemory* memory) {
   const Detection& d = r.detection;
   h += "<div class=\"muted\">";
   if (d.ran)
-    h += fmt::format("Baseline {:.3g} ({}), median after {} warm-up points. Slowdown = step time ≥ 1.3× baseline for ≥ 5 points; "
-                     "one-off spikes ignored: {} at evaluation, {} at checkpoint saves, {} unnamed. ",
-                     d.baseline, Esc(r.series.cost_unit), d.warmup, d.spikes_eval, d.spikes_save, d.spikes_other);
+    h += fmt::format(
+        "Baseline {:.3g} ({}), median after {} warm-up points. Slowdown = step time ≥ 1.3× baseline for ≥ 5 points; "
+        "one-off spikes ignored: {} at evaluation, {} at checkpoint saves, {} unnamed. ",
+        d.baseline, Esc(r.series.cost_unit), d.warmup, d.spikes_eval, d.spikes_save, d.spikes_other);
   h += "Dashed lines: evaluation/checkpoint. Generated by sparkops; no network, no scripts.</div>";
   h += "</main></body></html>\n";
   return h;

@@ -11,11 +11,14 @@ std::vector<int> LabelRows(const std::vector<LabelSpan>& spans, int max_rows, do
     // The right end of the labels already in each row that overlap this one (0 = free).
     std::vector<double> busy(static_cast<size_t>(max_rows), -1e300);
     for (size_t j = 0; j < i; ++j) {
-      const bool overlap = spans[j].x < spans[i].x + spans[i].width + gap && spans[i].x < spans[j].x + spans[j].width + gap;
-      if (overlap) busy[static_cast<size_t>(rows[j])] = std::max(busy[static_cast<size_t>(rows[j])], spans[j].x + spans[j].width);
+      const bool overlap =
+          spans[j].x < spans[i].x + spans[i].width + gap && spans[i].x < spans[j].x + spans[j].width + gap;
+      if (overlap)
+        busy[static_cast<size_t>(rows[j])] = std::max(busy[static_cast<size_t>(rows[j])], spans[j].x + spans[j].width);
     }
     auto free_row = std::find(busy.begin(), busy.end(), -1e300);
-    rows[i] = static_cast<int>((free_row != busy.end() ? free_row : std::min_element(busy.begin(), busy.end())) - busy.begin());
+    rows[i] = static_cast<int>((free_row != busy.end() ? free_row : std::min_element(busy.begin(), busy.end())) -
+                               busy.begin());
   }
   return rows;
 }

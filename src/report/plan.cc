@@ -16,8 +16,9 @@ double G(double bytes) { return bytes / kGiB; }
 double Round3(double v) { return std::round(v * 1000) / 1000; }
 
 std::string OptionsLine(const PlanOptions& o) {
-  std::string s = fmt::format("method {}, seq {}, batch {}, grad-ckpt {}, optimizer {}, precision {}", ToString(o.method),
-                              o.seq, o.batch, o.grad_ckpt ? "on" : "off", ToString(o.optimizer), ToString(o.precision));
+  std::string s =
+      fmt::format("method {}, seq {}, batch {}, grad-ckpt {}, optimizer {}, precision {}", ToString(o.method), o.seq,
+                  o.batch, o.grad_ckpt ? "on" : "off", ToString(o.optimizer), ToString(o.precision));
   if (o.method != Method::kFull) {
     std::vector<std::string> t;
     for (const char* n : {"q", "k", "v", "o", "gate", "up", "down", "head"})
@@ -49,22 +50,39 @@ nlohmann::json PlanJson(const Plan& p) {
   j["params"] = b.params;
   j["params_source"] = p.model.params_source;
   j["trainable_params"] = b.trainable;
-  j["options"] = {{"method", ToString(p.options.method)}, {"seq", p.options.seq}, {"batch", p.options.batch},
-                  {"grad_ckpt", p.options.grad_ckpt}, {"optimizer", ToString(p.options.optimizer)},
-                  {"precision", ToString(p.options.precision)}, {"lora_rank", p.options.rank},
-                  {"lora_targets", p.options.targets}, {"lora_dropout", p.options.lora_dropout}, {"attention", ToString(p.options.attention)},
-                  {"loss", ToString(p.options.loss)}, {"adapter_dtype", ToString(p.options.adapter_dtype)},
-                  {"bnb_version", p.options.bnb_version.empty() ? nlohmann::json() : nlohmann::json(p.options.bnb_version)},
-                  {"bnb_version_source", p.options.bnb_version_source.empty() ? nlohmann::json()
-                                                                              : nlohmann::json(p.options.bnb_version_source)},
-                  {"compile", p.options.compile}, {"framework", ToString(p.options.framework)}};
-  j["components"] = {{"weights_gib", Round3(G(b.weights))},       {"adapter_gib", Round3(G(b.adapter))},
-                     {"gradients_gib", Round3(G(b.gradients))},   {"optimizer_gib", Round3(G(b.optimizer))},
-                     {"master_weights_gib", Round3(G(b.master_weights))}, {"activations_gib", Round3(G(b.activations))},
-                     {"logits_gib", Round3(G(b.logits))},         {"dequant_gib", Round3(G(b.dequant))},
-                     {"overhead_gib", Round3(G(b.overhead))},     {"bnb_inputs_gib", Round3(G(b.bnb_inputs))},
-                     {"retained_gib", Round3(G(b.retained))},     {"first_gradients_gib", Round3(G(b.first_gradients))},
-                     {"optimizer_step_gib", Round3(G(b.optimizer_step))}, {"slack_gib", Round3(G(b.slack))},
+  j["options"] = {{"method", ToString(p.options.method)},
+                  {"seq", p.options.seq},
+                  {"batch", p.options.batch},
+                  {"grad_ckpt", p.options.grad_ckpt},
+                  {"optimizer", ToString(p.options.optimizer)},
+                  {"precision", ToString(p.options.precision)},
+                  {"lora_rank", p.options.rank},
+                  {"lora_targets", p.options.targets},
+                  {"lora_dropout", p.options.lora_dropout},
+                  {"attention", ToString(p.options.attention)},
+                  {"loss", ToString(p.options.loss)},
+                  {"adapter_dtype", ToString(p.options.adapter_dtype)},
+                  {"bnb_version",
+                   p.options.bnb_version.empty() ? nlohmann::json() : nlohmann::json(p.options.bnb_version)},
+                  {"bnb_version_source", p.options.bnb_version_source.empty()
+                                             ? nlohmann::json()
+                                             : nlohmann::json(p.options.bnb_version_source)},
+                  {"compile", p.options.compile},
+                  {"framework", ToString(p.options.framework)}};
+  j["components"] = {{"weights_gib", Round3(G(b.weights))},
+                     {"adapter_gib", Round3(G(b.adapter))},
+                     {"gradients_gib", Round3(G(b.gradients))},
+                     {"optimizer_gib", Round3(G(b.optimizer))},
+                     {"master_weights_gib", Round3(G(b.master_weights))},
+                     {"activations_gib", Round3(G(b.activations))},
+                     {"logits_gib", Round3(G(b.logits))},
+                     {"dequant_gib", Round3(G(b.dequant))},
+                     {"overhead_gib", Round3(G(b.overhead))},
+                     {"bnb_inputs_gib", Round3(G(b.bnb_inputs))},
+                     {"retained_gib", Round3(G(b.retained))},
+                     {"first_gradients_gib", Round3(G(b.first_gradients))},
+                     {"optimizer_step_gib", Round3(G(b.optimizer_step))},
+                     {"slack_gib", Round3(G(b.slack))},
                      {"load_cache_gib", Round3(G(b.load_cache))}};
   j["optimizer_paged"] = b.optimizer_paged;
   j["backward_phase_gib"] = Round3(G(b.backward_peak()));
@@ -83,13 +101,17 @@ nlohmann::json PlanJson(const Plan& p) {
   j["budget_source"] = p.budget.source;
   if (p.budget.source != "--budget-gib")
     j["budget_note"] = "MemAvailable is the pool on a unified-memory GPU (GB10); on a discrete GPU pass --budget-gib";
-  j["mem_available_gib"] = p.budget.mem_available ? nlohmann::json(Round3(G(*p.budget.mem_available))) : nlohmann::json();
+  j["mem_available_gib"] =
+      p.budget.mem_available ? nlohmann::json(Round3(G(*p.budget.mem_available))) : nlohmann::json();
   j["mem_free_gib"] = p.budget.mem_free ? nlohmann::json(Round3(G(*p.budget.mem_free))) : nlohmann::json();
   j["verdict"] = ToString(p.verdict);
   j["max_seq_that_fits"] = p.max_seq ? nlohmann::json(*p.max_seq) : nlohmann::json();
   j["max_batch_that_fits"] = p.max_batch ? nlohmann::json(*p.max_batch) : nlohmann::json();
-  j["anchor"] = {{"name", p.anchor.name}, {"gib", Round3(G(p.anchor.bytes))}, {"source", p.anchor.source},
-                 {"compared", p.anchor.compared}, {"diff_gib", Round3(G(p.anchor.diff))}};
+  j["anchor"] = {{"name", p.anchor.name},
+                 {"gib", Round3(G(p.anchor.bytes))},
+                 {"source", p.anchor.source},
+                 {"compared", p.anchor.compared},
+                 {"diff_gib", Round3(G(p.anchor.diff))}};
   return j;
 }
 
@@ -118,24 +140,28 @@ void PrintPlan(std::ostream& out, const Plan& p) {
   row("fp32 master weights", b.master_weights, "mixed precision");
   row("activations", b.activations, o.grad_ckpt ? "checkpointed: layer inputs + one layer" : "every layer kept");
   row("logits + loss", b.logits,
-      litgpt ? (o.method == Method::kFull ? "LitGPT full.py: fp32 logits (Fabric), their slice copy, log-softmax: 12 B/logit"
-                                          : "LitGPT: 128-token head chunks cast to fp32 by Fabric + chunked CE, largest moment")
+      litgpt                      ? (o.method == Method::kFull
+                                         ? "LitGPT full.py: fp32 logits (Fabric), their slice copy, log-softmax: 12 B/logit"
+                                         : "LitGPT: 128-token head chunks cast to fp32 by Fabric + chunked CE, largest moment")
       : o.loss == Loss::kStandard ? "12 B/logit: bf16 logits, fp32 log-softmax, fp32 + bf16 gradients"
                                   : "chunked CE");
   row("QLoRA dequant transient", b.dequant,
       b.fp16_quant_state ? "largest linear dequantised to fp16 + its bf16 copy, one at a time"
                          : "largest linear in bf16, one at a time");
-  row("  of which bnb-kept inputs", b.bnb_inputs, "bitsandbytes < 0.43.2: every 4-bit matmul keeps its input (PR #1270)");
+  row("  of which bnb-kept inputs", b.bnb_inputs,
+      "bitsandbytes < 0.43.2: every 4-bit matmul keeps its input (PR #1270)");
   row("previous step's tensors", b.retained, "bnb ctx inputs live with the graph a loop keeps into the next step");
   row("optimizer step transient", b.optimizer_step, "foreach AdamW's sqrt(v) copy");
   row("allocator slack", b.slack, "caching allocator, 8% of per-step allocations (reserved counter)");
   row("4-bit load cache", b.load_cache, "16-bit blocks left reserved by 4-bit loading (reserved counter)");
   row("CUDA context", b.overhead, "gpu_poor's 650 MB figure (process counter only)");
-  out << fmt::format("phases          backward start {:.2f} GiB (states + activations + logits{}), optimizer step {:.2f} GiB "
-                     "(states + all gradients)\n",
-                     G(b.backward_peak()), b.first_gradients > 0 ? " + first gradients" : "", G(b.step_peak()));
+  out << fmt::format(
+      "phases          backward start {:.2f} GiB (states + activations + logits{}), optimizer step {:.2f} GiB "
+      "(states + all gradients)\n",
+      G(b.backward_peak()), b.first_gradients > 0 ? " + first gradients" : "", G(b.step_peak()));
   auto counter = [&](const char* name, double mid, double lo, double hi, const char* what) {
-    std::string r = lo < mid - 0.005 * kGiB || hi > mid + 0.005 * kGiB ? fmt::format(" (range {:.2f}-{:.2f})", G(lo), G(hi)) : "";
+    std::string r =
+        lo < mid - 0.005 * kGiB || hi > mid + 0.005 * kGiB ? fmt::format(" (range {:.2f}-{:.2f})", G(lo), G(hi)) : "";
     out << fmt::format("{:<16}{:>9.2f} GiB{}  {}\n", name, G(mid), r, what);
   };
   counter("allocated peak", b.allocated_peak(), p.low.allocated_peak(), p.high.allocated_peak(),
@@ -145,9 +171,10 @@ void PrintPlan(std::ostream& out, const Plan& p) {
   counter("process peak", b.process_peak(), p.low.process_peak(), p.high.process_peak(),
           "what the process takes from the pool: reserved + paged state + CUDA context");
   for (const auto& w : p.widened) out << "  widened: " << w << "\n";
-  out << fmt::format("load-time peak  {:>9.2f} GiB  rule of thumb: mmap'd checkpoint pages and the device copy count at once "
-                     "(one {:.1f} GiB shard mapped at a time; no source measures this)\n",
-                     G(b.load_peak()), G(b.mmap_window));
+  out << fmt::format(
+      "load-time peak  {:>9.2f} GiB  rule of thumb: mmap'd checkpoint pages and the device copy count at once "
+      "(one {:.1f} GiB shard mapped at a time; no source measures this)\n",
+      G(b.load_peak()), G(b.mmap_window));
   if (p.budget.source == "--budget-gib") {
     out << fmt::format("budget          {:>9.2f} GiB  from --budget-gib\n", G(p.budget.bytes));
   } else {
@@ -158,12 +185,14 @@ void PrintPlan(std::ostream& out, const Plan& p) {
     out << "  (the budget is the shared pool of a unified-memory GPU such as GB10; on a discrete GPU the limit is the "
            "card's own memory: pass --budget-gib)\n";
   if (p.budget.mem_free)
-    out << fmt::format("  MemFree {:.2f} GiB (the `free -g` \"free\" column); the budget is MemAvailable because it also "
-                       "counts page cache the kernel can reclaim, and nvidia-smi does not see this pool\n",
-                       G(*p.budget.mem_free));
-  out << fmt::format("verdict         {} (peak {:.2f} GiB = {:.0f}% of budget, the high end of process and load peaks; "
-                     "fits <= 90%, tight <= 100%)\n",
-                     ToString(p.verdict), G(p.high.peak()), 100 * p.high.peak() / p.budget.bytes);
+    out << fmt::format(
+        "  MemFree {:.2f} GiB (the `free -g` \"free\" column); the budget is MemAvailable because it also "
+        "counts page cache the kernel can reclaim, and nvidia-smi does not see this pool\n",
+        G(*p.budget.mem_free));
+  out << fmt::format(
+      "verdict         {} (peak {:.2f} GiB = {:.0f}% of budget, the high end of process and load peaks; "
+      "fits <= 90%, tight <= 100%)\n",
+      ToString(p.verdict), G(p.high.peak()), 100 * p.high.peak() / p.budget.bytes);
   out << fmt::format("largest seq that fits (batch {}): {}\n", o.batch,
                      p.max_seq ? fmt::format("{}{}", *p.max_seq, p.max_seq_is_model_limit ? " (model maximum)" : "")
                                : "none (the weights alone do not fit)");
@@ -178,9 +207,14 @@ void PrintPlan(std::ostream& out, const Plan& p) {
 nlohmann::json CalibrationJson(const std::vector<Calibration>& runs) {
   nlohmann::json j = nlohmann::json::array();
   for (const auto& c : runs)
-    j.push_back({{"dir", c.dir}, {"model", c.model}, {"method", c.method}, {"measured_gib", Round3(G(c.measured))},
-                 {"measured_what", c.measured_what}, {"predicted_gib", Round3(G(c.predicted))},
-                 {"predicted_high_gib", Round3(G(c.predicted_high))}, {"residual_gib", Round3(G(c.measured - c.predicted))}});
+    j.push_back({{"dir", c.dir},
+                 {"model", c.model},
+                 {"method", c.method},
+                 {"measured_gib", Round3(G(c.measured))},
+                 {"measured_what", c.measured_what},
+                 {"predicted_gib", Round3(G(c.predicted))},
+                 {"predicted_high_gib", Round3(G(c.predicted_high))},
+                 {"residual_gib", Round3(G(c.measured - c.predicted))}});
   return j;
 }
 
@@ -197,8 +231,8 @@ std::string CalibrationReport(const std::vector<Calibration>& runs) {
     out << fmt::format("  residual  {:>+8.2f} GiB (measured - predicted)\n", resid / kGiB);
     const double step = c.activations + c.logits;
     if (step > 0)
-      out << fmt::format("    as activations + logits: {:.2f} GiB planned, {:.2f} GiB would match (x{:.2f})\n", step / kGiB,
-                         (step + resid) / kGiB, (step + resid) / step);
+      out << fmt::format("    as activations + logits: {:.2f} GiB planned, {:.2f} GiB would match (x{:.2f})\n",
+                         step / kGiB, (step + resid) / kGiB, (step + resid) / step);
     if (c.weights > 0)
       out << fmt::format("    as weights: {:.2f} GiB planned, {:.2f} GiB would match (x{:.2f})\n", c.weights / kGiB,
                          (c.weights + resid) / kGiB, (c.weights + resid) / c.weights);

@@ -12,12 +12,14 @@ const std::vector<MetricFamily>& PowerMetricFamilies() {
       {"sparkops_power_limiter_ewma_watts", "gauge",
        "The EWMA power a firmware power limiter compares with its cap (pl1, pl2, syspl1, syspl2), watts."},
       {"sparkops_energy_joules_total", "counter",
-       "Energy counter of a rail from the spbm hwmon driver, joules (32-bit mJ in firmware: it wraps, read it with rate())."},
+       "Energy counter of a rail from the spbm hwmon driver, joules (32-bit mJ in firmware: it wraps, read it with "
+       "rate())."},
       {"sparkops_prochot", "gauge", "1 while PROCHOT (the hardware power/thermal brake) is asserted, else 0."},
       {"sparkops_power_limit_level", "gauge", "The firmware power-limit level in force (spbm pl_level)."},
       {"sparkops_temperature_celsius", "gauge",
        "Temperature of a sensor outside NVML: spbm channels, thermal zones (zone<N>_<type>), other hwmon devices."},
-      {"sparkops_cpu_temperature_celsius", "gauge", "The hottest CPU temperature sensor (label sensor), degrees Celsius."},
+      {"sparkops_cpu_temperature_celsius", "gauge",
+       "The hottest CPU temperature sensor (label sensor), degrees Celsius."},
   };
   return f;
 }

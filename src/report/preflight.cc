@@ -10,8 +10,8 @@ std::string CheckLine(const CheckResult& r) {
 }
 
 nlohmann::ordered_json CheckJson(const CheckResult& r) {
-  return {{"id", r.id}, {"status", StatusName(r.status)}, {"summary", r.summary},
-          {"evidence", r.evidence}, {"fix", r.fix}};
+  return {
+      {"id", r.id}, {"status", StatusName(r.status)}, {"summary", r.summary}, {"evidence", r.evidence}, {"fix", r.fix}};
 }
 
 }  // namespace sparkops

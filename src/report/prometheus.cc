@@ -208,8 +208,8 @@ std::string RenderMetrics(const ExporterInputs& in) {
     if (w.pool_bytes) b.Add("sparkops_workload_pool_bytes", l, *w.pool_bytes);
   }
   if (in.preflight) {
-    static const CheckStatus kAll[] = {CheckStatus::kPass, CheckStatus::kFail, CheckStatus::kWarn,
-                                       CheckStatus::kSkip, CheckStatus::kInfo};
+    static const CheckStatus kAll[] = {CheckStatus::kPass, CheckStatus::kFail, CheckStatus::kWarn, CheckStatus::kSkip,
+                                       CheckStatus::kInfo};
     for (const CheckResult& r : in.preflight->results)
       for (CheckStatus st : kAll)
         b.Add("sparkops_preflight_status", {{"check", r.id}, {"status", StatusName(st)}}, r.status == st);

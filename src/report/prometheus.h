@@ -60,7 +60,6 @@ struct MetricFamily {
 /// against this list).
 const std::vector<MetricFamily>& MetricFamilies();
 
-
 /// GPU states derived from one reading (plus the sampler's events for gpus[0]). Absent = cannot tell.
 struct GpuStates {
   std::optional<bool> throttled;          ///< any throttling clock-event bit set

@@ -47,10 +47,9 @@ std::string Headline(const RunMemory& m) {
                                                    ToString(m.oom.phase))
                                      : "the memory guard stopped the job";
   if (m.pool_peak_gib)
-    h += fmt::format("; it took {:.1f} GiB of the pool at its peak (MemAvailable {:.1f} -> {:.1f} GiB)", *m.pool_peak_gib,
-                     *m.start_available_gib, *m.lowest_available_gib);
-  else
-    h += "; no memory samples with two MemAvailable readings: its peak is not known";
+    h += fmt::format("; it took {:.1f} GiB of the pool at its peak (MemAvailable {:.1f} -> {:.1f} GiB)",
+                     *m.pool_peak_gib, *m.start_available_gib, *m.lowest_available_gib);
+  else h += "; no memory samples with two MemAvailable readings: its peak is not known";
   if (m.budget_gib)
     h += fmt::format(", against a budget of {:.1f} GiB (the plan predicted a {:.1f} GiB peak)", *m.budget_gib,
                      *m.planned_peak_gib);
@@ -113,7 +112,9 @@ std::string RunMemoryText(const RunMemory& m) {
 }
 
 nlohmann::json RunMemoryJson(const RunMemory& m) {
-  nlohmann::json j = {{"trigger", m.trigger}, {"headline", m.headline}, {"next_step", m.ladder.next},
+  nlohmann::json j = {{"trigger", m.trigger},
+                      {"headline", m.headline},
+                      {"next_step", m.ladder.next},
                       {"why", m.ladder.why_next}};
   j["oom"] = m.trigger == "oom" ? OomSignatureJson(m.oom) : nlohmann::json();
   j["start_available_gib"] = Opt(m.start_available_gib);
@@ -136,7 +137,9 @@ nlohmann::json LadderStepsJson(const memory::Ladder& l) {
 
 nlohmann::json OomSignatureJson(const OomSignature& s) {
   auto raw = [](const std::optional<double>& v) { return v ? nlohmann::json(*v) : nlohmann::json(); };
-  nlohmann::json j = {{"kind", ToString(s.kind)}, {"phase", ToString(s.phase)}, {"bitsandbytes", s.bitsandbytes},
+  nlohmann::json j = {{"kind", ToString(s.kind)},
+                      {"phase", ToString(s.phase)},
+                      {"bitsandbytes", s.bitsandbytes},
                       {"line", s.line}};
   j["tried_gib"] = raw(s.tried_gib);
   j["total_gib"] = raw(s.total_gib);

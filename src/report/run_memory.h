@@ -29,15 +29,16 @@ struct RunMemory {
 };
 
 /// Pure: nullopt when the run neither printed an OOM (`oom` from the log's tail, else the `oom` event
-/// `run` recorded) nor was stopped by the guard. `plan`: the run's plan at its recorded budget, when `run --plan-args` gave one.
+/// `run` recorded) nor was stopped by the guard. `plan`: the run's plan at its recorded budget, when `run --plan-args`
+/// gave one.
 std::optional<RunMemory> DescribeRunMemory(const AnalysisResult& r, const OomSignature& oom,
                                            const std::optional<memory::Plan>& plan);
 
 /// "memory   the job took ...\n  next: step N. title\n     detail\n  why: ...\n" (text output).
 std::string RunMemoryText(const RunMemory& m);
-/// Keys: trigger, oom (OomSignatureJson, null for a guard stop), start_available_gib, lowest_available_gib, pool_peak_gib,
-/// gpu_peak_gib, budget_gib, planned_peak_gib, guard_floor_gib (null when absent), headline,
-/// next_step, why, steps [{step, title, detail}].
+/// Keys: trigger, oom (OomSignatureJson, null for a guard stop), start_available_gib, lowest_available_gib,
+/// pool_peak_gib, gpu_peak_gib, budget_gib, planned_peak_gib, guard_floor_gib (null when absent), headline, next_step,
+/// why, steps [{step, title, detail}].
 nlohmann::json RunMemoryJson(const RunMemory& m);
 
 /// [{step, title, detail}] of the ladder's four steps (`oom --json`, `analyze`'s memory).

@@ -23,20 +23,20 @@ std::string GpuText(const WorkloadProcess& p) {
 std::vector<std::string> FooterLines(const WorkloadScan& scan) {
   std::vector<std::string> lines;
   if (scan.mem_total)
-    lines.push_back(fmt::format("verdict: capped = an explicit cap leaving at least half the pool (fraction <= 0.5, "
-                                "or <= {} of MemTotal {})",
-                                Gib(*scan.mem_total / 2), Gib(scan.mem_total)));
-  else
-    lines.push_back("verdict: MemTotal not readable: byte caps cannot be judged against half the pool");
-  lines.push_back("  near-capacity = a cap above that or a server's default (vLLM 0.92); uncapped = no cap "
-                  "mechanism; idle = no model loaded");
-  if (scan.gpu_source == "none")
-    lines.push_back("GPU memory: not reported (no GPU readable)");
-  else
-    lines.push_back("GPU memory: per-process used memory from " + scan.gpu_source);
-  lines.push_back(scan.unified_memory
-                      ? "RSS and GPU memory overlap here (unified memory): both come out of the same pool, do not add them"
-                      : "on unified memory (GB10) RSS and GPU memory overlap: both come out of the same pool, do not add them");
+    lines.push_back(
+        fmt::format("verdict: capped = an explicit cap leaving at least half the pool (fraction <= 0.5, "
+                    "or <= {} of MemTotal {})",
+                    Gib(*scan.mem_total / 2), Gib(scan.mem_total)));
+  else lines.push_back("verdict: MemTotal not readable: byte caps cannot be judged against half the pool");
+  lines.push_back(
+      "  near-capacity = a cap above that or a server's default (vLLM 0.92); uncapped = no cap "
+      "mechanism; idle = no model loaded");
+  if (scan.gpu_source == "none") lines.push_back("GPU memory: not reported (no GPU readable)");
+  else lines.push_back("GPU memory: per-process used memory from " + scan.gpu_source);
+  lines.push_back(
+      scan.unified_memory
+          ? "RSS and GPU memory overlap here (unified memory): both come out of the same pool, do not add them"
+          : "on unified memory (GB10) RSS and GPU memory overlap: both come out of the same pool, do not add them");
   return lines;
 }
 

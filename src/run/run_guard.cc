@@ -21,8 +21,10 @@ std::unique_ptr<JobGuard> StartRunGuard(const HostView& ctx, RunRecorder& rec, c
   jo.footprint = [&ctx, pid] { return JobFootprint(ctx, pid); };
   Ledger initial;
   initial.mode = "run", initial.min_available_bytes = o->config.floor, initial.max_pressure = o->config.max_pressure;
-  auto ledger = std::make_shared<LedgerWriter>(ResolveLedgerDir(ctx.Getenv("SPARKOPS_GUARD_LEDGER"), ::geteuid()), initial);
-  if (auto e = ledger->error(); e && o->notes) *o->notes << "sparkops run: no guard ledger, so the exporter will not count this guard's actions: " << *e << "\n";
+  auto ledger =
+      std::make_shared<LedgerWriter>(ResolveLedgerDir(ctx.Getenv("SPARKOPS_GUARD_LEDGER"), ::geteuid()), initial);
+  if (auto e = ledger->error(); e && o->notes)
+    *o->notes << "sparkops run: no guard ledger, so the exporter will not count this guard's actions: " << *e << "\n";
   return std::make_unique<JobGuard>(ctx.fs, std::move(jo), [&ctx, &rec, pid, ledger](const ActionRecord& a) {
     ledger->Count(a.action == Action::kFlush ? "flush" : a.killed ? "kill" : "terminate", ToString(a.reason));
     Footprint f;

@@ -138,8 +138,7 @@ Result<Sentinel> Sentinel::Start(const Child& job, const std::string& run_dir, d
     if (hi_err < 0) ::close(kErrFd);
     char b = 0;
     ssize_t n;
-    while ((n = ::read(kCtlFd, &b, 1)) < 0 && errno == EINTR) {
-    }
+    while ((n = ::read(kCtlFd, &b, 1)) < 0 && errno == EINTR) {}
     if (n == 1) ::_exit(0);  // disarmed: run ended normally
     Act(run_dir, job.pid, grace_s, hi_err >= 0);
   }
@@ -155,8 +154,7 @@ void Sentinel::Disarm() {
     ctl_ = -1;
   }
   if (pid_ > 0) {
-    while (::waitpid(pid_, nullptr, 0) < 0 && errno == EINTR) {
-    }
+    while (::waitpid(pid_, nullptr, 0) < 0 && errno == EINTR) {}
     pid_ = -1;
   }
 }

@@ -133,7 +133,8 @@ class WriteFailures {
 Result<SuperviseResult> Supervise(const HostView& ctx, RunRecorder& rec, const SuperviseOptions& o,
                                   const std::function<void(pid_t)>& on_start) {
   if (::pipe2(g_signal_pipe, O_CLOEXEC | O_NONBLOCK) != 0) return IoError("pipe: cannot create");
-  struct sigaction sa {}, ign{}, old_int{}, old_term{}, old_hup{}, old_pipe{};
+  struct sigaction sa {
+  }, ign{}, old_int{}, old_term{}, old_hup{}, old_pipe{};
   sa.sa_handler = OnSignal;
   sigemptyset(&sa.sa_mask);
   ::sigaction(SIGINT, &sa, &old_int);
@@ -200,8 +201,7 @@ Result<SuperviseResult> Supervise(const HostView& ctx, RunRecorder& rec, const S
     return [&, stream](std::string_view line) {
       if (auto w = rec.Log(std::chrono::system_clock::now(), stream, line); !w)
         writes.Failed(w.error().message, /*row=*/false);
-      else
-        writes.Succeeded();
+      else writes.Succeeded();
       res.tail.emplace_back(line.substr(0, 4096));
       if (res.tail.size() > kTailLines) res.tail.pop_front();
     };

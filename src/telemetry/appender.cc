@@ -74,9 +74,10 @@ Result<CsvAppender> CsvAppender::Open(const std::string& path, const std::string
   bool tail_ok = pread(rfd, tail.data(), tail.size(), st.st_size - tail_len) == tail_len;
   ::close(rfd);
   if (n != static_cast<ssize_t>(header.size()) || head != header)
-    return InputError(fmt::format("{}: existing file does not start with sparkops's CSV header (columns differ); "
-                                  "use a new file",
-                                  path));
+    return InputError(
+        fmt::format("{}: existing file does not start with sparkops's CSV header (columns differ); "
+                    "use a new file",
+                    path));
   if (!tail_ok || tail.back() == '\n') return a;
   size_t nl = tail.rfind('\n');
   if (!header.empty() && nl != std::string::npos) {  // a torn CSV row: drop it

@@ -20,13 +20,13 @@ std::string Gib(std::optional<uint64_t> v) { return v ? fmt::format("{:.3f}", To
 }  // namespace
 
 const std::vector<std::string>& CsvColumns() {
-  static std::vector<std::string> c = {
-      "timestamp",         "gpu_temp_c",        "power_w",        "power_limit_w",  "sm_clock_mhz",
-      "clock_event_reasons", "throttle",        "mem_total_gib",  "mem_available_gib", "page_cache_gib",
-      "swap_used_gib",     "mem_pressure_some_avg10", "sm_clock_max_mhz", "gpu_util_pct", "energy_j",
-      "gpu_attributed_gib", "mem_free_gib",     "event",
+  static std::vector<std::string> c = {"timestamp", "gpu_temp_c", "power_w", "power_limit_w", "sm_clock_mhz",
+                                       "clock_event_reasons", "throttle", "mem_total_gib", "mem_available_gib",
+                                       "page_cache_gib", "swap_used_gib", "mem_pressure_some_avg10", "sm_clock_max_mhz",
+                                       "gpu_util_pct", "energy_j", "gpu_attributed_gib", "mem_free_gib", "event",
       // host contention (issue #24), appended
-      "cpu_pressure_pct", "io_pressure_some_pct", "io_pressure_full_pct", "pressure_source", "job_cores", "other_cores"};
+                                       "cpu_pressure_pct", "io_pressure_some_pct", "io_pressure_full_pct",
+                                       "pressure_source", "job_cores", "other_cores"};
   static const bool power_added = [] {  // issue 18: the power columns, before `event`
     c.insert(std::find(c.begin(), c.end(), "event"), PowerCsvColumns().begin(), PowerCsvColumns().end());
     return true;

@@ -19,8 +19,8 @@ std::vector<std::string> EventDetector::Update(const Sample& s) {
     throttle_ = throttle;
   }
 
-  bool pd = g && g->sm_clock_mhz && g->util_pct && throttle && throttle->empty() &&
-            *g->sm_clock_mhz < kPdClockMhz && *g->util_pct >= kPdUtilPct;
+  bool pd = g && g->sm_clock_mhz && g->util_pct && throttle && throttle->empty() && *g->sm_clock_mhz < kPdClockMhz &&
+            *g->util_pct >= kPdUtilPct;
   pd_run_ = pd ? pd_run_ + 1 : 0;
   if (pd_run_ == kPdSamples) ev.push_back("pd_degraded");
 

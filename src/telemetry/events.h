@@ -6,8 +6,8 @@
 ///  - `pd_degraded`: SM clock < 1400 MHz while utilization >= 80 % and no throttle reason, for 2
 ///    samples in a row (emitted once per stretch; spark-gpu-throttle-check's thresholds);
 ///  - `thermal_signature`: temperature rising (never falling) over >= 3 consecutive samples by
-///    >= 3 degC in total while power stays within +-10 % of the stretch's first sample (the G4 signature, docs/checks.md);
-///    once per stretch;
+///    >= 3 degC in total while power stays within +-10 % of the stretch's first sample (the G4 signature,
+///    docs/checks.md); once per stretch;
 ///  - `hot`: temperature reaches 86 degC (a reported GB10 trip point, 86-87 degC); once per
 ///    episode, re-armed when it drops below.
 #include <optional>

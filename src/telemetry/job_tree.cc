@@ -73,7 +73,8 @@ std::vector<uint32_t> TreeOf(uint32_t root, const std::vector<ProcCpu>& procs) {
 JobCpuTracker::JobCpuTracker(uint32_t root, uint32_t self, double ticks_per_s)
     : root_(root), self_(self), hz_(ticks_per_s > 0 ? ticks_per_s : 100) {}
 
-std::optional<CpuShare> JobCpuTracker::Update(const HostFs& fs, std::chrono::steady_clock::time_point now, size_t top_n) {
+std::optional<CpuShare> JobCpuTracker::Update(const HostFs& fs, std::chrono::steady_clock::time_point now,
+                                              size_t top_n) {
   if (!mapped_) {
     auto root = ProcPidOf(fs, root_);
     if (!root) return std::nullopt;  // not (yet) visible in /proc: nothing to attribute
@@ -86,7 +87,8 @@ std::optional<CpuShare> JobCpuTracker::Update(const HostFs& fs, std::chrono::ste
   std::vector<ProcCpu> table;
   table.reserve(dirs->size());
   for (const std::string& d : *dirs) {
-    if (d.empty() || d.size() > 10 || !std::all_of(d.begin(), d.end(), [](char c) { return c >= '0' && c <= '9'; })) continue;
+    if (d.empty() || d.size() > 10 || !std::all_of(d.begin(), d.end(), [](char c) { return c >= '0' && c <= '9'; }))
+      continue;
     auto text = fs.Read("/proc/" + d + "/stat", 4096);
     if (!text) continue;  // gone since the listing
     if (auto p = ParseProcCpu(*text)) table.push_back(std::move(*p));
@@ -105,15 +107,16 @@ std::optional<CpuShare> JobCpuTracker::Update(const HostFs& fs, std::chrono::ste
     if (!io || io->write_bytes > UINT64_MAX - io->read_bytes) continue;
     auto it = prev_.find(c.pid);  // Update(table) left this sample's (start_ticks, ticks) there
     const IoMark mark{it != prev_.end() ? it->second.first : 0, io->read_bytes + io->write_bytes, now};
-    if (auto before = io_prev_.find(c.pid); before != io_prev_.end()) c.io_bytes_per_s = IoBytesPerSecond(before->second, mark);
+    if (auto before = io_prev_.find(c.pid); before != io_prev_.end())
+      c.io_bytes_per_s = IoBytesPerSecond(before->second, mark);
     io_now[c.pid] = mark;
   }
   io_prev_ = std::move(io_now);
   return share;
 }
 
-std::optional<CpuShare> JobCpuTracker::Update(const std::vector<ProcCpu>& table, std::chrono::steady_clock::time_point now,
-                                              size_t top_n) {
+std::optional<CpuShare> JobCpuTracker::Update(const std::vector<ProcCpu>& table,
+                                              std::chrono::steady_clock::time_point now, size_t top_n) {
   std::unordered_map<uint32_t, std::pair<uint64_t, uint64_t>> cur;
   cur.reserve(table.size());
   for (const ProcCpu& p : table) cur[p.pid] = {p.start_ticks, p.ticks};
@@ -141,7 +144,8 @@ std::optional<CpuShare> JobCpuTracker::Update(const std::vector<ProcCpu>& table,
         if (cores >= 0.05) s.top_outside.push_back({p.pid, p.comm, "", cores, std::nullopt});
       }
     }
-    std::sort(s.top_outside.begin(), s.top_outside.end(), [](const Consumer& a, const Consumer& b) { return a.cores > b.cores; });
+    std::sort(s.top_outside.begin(), s.top_outside.end(),
+              [](const Consumer& a, const Consumer& b) { return a.cores > b.cores; });
     if (s.top_outside.size() > top_n) s.top_outside.resize(top_n);
     out = std::move(s);
   }

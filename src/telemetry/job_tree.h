@@ -61,7 +61,8 @@ class JobCpuTracker {
   /// each with its cmdline and I/O rate (/proc/PID/cmdline, /proc/PID/io: 2 × top_n reads).
   std::optional<CpuShare> Update(const HostFs& fs, std::chrono::steady_clock::time_point now, size_t top_n = 3);
   /// Pure core of Update: the same from an already-read table.
-  std::optional<CpuShare> Update(const std::vector<ProcCpu>& table, std::chrono::steady_clock::time_point now, size_t top_n = 3);
+  std::optional<CpuShare> Update(const std::vector<ProcCpu>& table, std::chrono::steady_clock::time_point now,
+                                 size_t top_n = 3);
 
  private:
   uint32_t root_, self_;

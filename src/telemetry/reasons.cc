@@ -6,10 +6,14 @@ namespace sparkops {
 
 const std::vector<ClockEventReason>& ClockEventReasons() {
   static const std::vector<ClockEventReason> kAll = {
-      {kReasonGpuIdle, "gpu_idle", false},        {kReasonAppClocks, "app_clocks", false},
-      {kReasonSwPowerCap, "sw_power_cap", true},  {kReasonHwSlowdown, "hw_slowdown", true},
-      {kReasonSyncBoost, "sync_boost", false},    {kReasonSwThermal, "sw_thermal", true},
-      {kReasonHwThermal, "hw_thermal", true},     {kReasonHwPowerBrake, "hw_power_brake", true},
+      {kReasonGpuIdle, "gpu_idle", false},
+      {kReasonAppClocks, "app_clocks", false},
+      {kReasonSwPowerCap, "sw_power_cap", true},
+      {kReasonHwSlowdown, "hw_slowdown", true},
+      {kReasonSyncBoost, "sync_boost", false},
+      {kReasonSwThermal, "sw_thermal", true},
+      {kReasonHwThermal, "hw_thermal", true},
+      {kReasonHwPowerBrake, "hw_power_brake", true},
       {kReasonDisplayClocks, "display_clocks", false},
   };
   return kAll;

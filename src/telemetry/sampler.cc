@@ -23,7 +23,8 @@ Sample Sampler::Take() {
   s.gpu_source = snap.source;
   if (snap.any()) {
     s.gpu = std::move(snap.gpus.front());
-    if (!s.gpu->error.empty()) s.gpu_note = "GPU " + std::to_string(s.gpu->index) + " stopped answering: " + s.gpu->error;
+    if (!s.gpu->error.empty())
+      s.gpu_note = "GPU " + std::to_string(s.gpu->index) + " stopped answering: " + s.gpu->error;
     else s.gpu_attributed_bytes = GpuAttributedBytes(*s.gpu);
   } else {
     s.gpu_note = "no GPU readable: " + snap.why_none;

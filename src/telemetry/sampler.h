@@ -1,8 +1,8 @@
 #pragma once
 /// The one sampler behind `sample`, `run` and `exporter`: GPU (NVML, then nvidia-smi, probed once
 /// at construction), /proc/meminfo and /proc/pressure/memory under --root.
-#include "host/host_view.h"
 #include "host/gpu.h"
+#include "host/host_view.h"
 #include "host/power_rails.h"
 #include "telemetry/sample.h"
 

@@ -21,11 +21,14 @@ std::string_view StripTerminalControls(std::string_view text, std::string* stora
     const char k = text[i + 1];
     if (k == '[') {  // CSI: parameters and intermediates 0x20-0x3F, then a final byte 0x40-0x7E
       size_t j = i + 2;
-      while (j < text.size() && static_cast<unsigned char>(text[j]) >= 0x20 && static_cast<unsigned char>(text[j]) <= 0x3F) ++j;
+      while (j < text.size() && static_cast<unsigned char>(text[j]) >= 0x20 &&
+             static_cast<unsigned char>(text[j]) <= 0x3F)
+        ++j;
       i = j < text.size() ? j + 1 : j;
     } else if (k == ']') {  // OSC: to BEL or ST (ESC '\')
       size_t j = i + 2;
-      while (j < text.size() && text[j] != '\a' && !(text[j] == '\x1b' && j + 1 < text.size() && text[j + 1] == '\\')) ++j;
+      while (j < text.size() && text[j] != '\a' && !(text[j] == '\x1b' && j + 1 < text.size() && text[j + 1] == '\\'))
+        ++j;
       i = j >= text.size() ? j : text[j] == '\a' ? j + 1 : j + 2;
     } else {
       i += 2;

@@ -24,8 +24,8 @@ bool NameMatches(std::string_view word, std::initializer_list<std::string_view> 
 }
 }  // namespace
 
-std::optional<std::string> FlagValue(const std::vector<std::string>& argv, std::initializer_list<std::string_view> names,
-                                     size_t from) {
+std::optional<std::string> FlagValue(const std::vector<std::string>& argv,
+                                     std::initializer_list<std::string_view> names, size_t from) {
   std::optional<std::string> found;
   for (size_t i = from; i < argv.size(); ++i) {
     const std::string& w = argv[i];
@@ -87,10 +87,8 @@ Launch ParseLaunch(const std::vector<std::string>& argv) {
       ++i;
       continue;
     }
-    if (EndsWith(w, ".py"))
-      l.script = w;
-    else
-      l.program = std::string(BaseName(w));  // a console script: python3 /venv/bin/torchrun ...
+    if (EndsWith(w, ".py")) l.script = w;
+    else l.program = std::string(BaseName(w));  // a console script: python3 /venv/bin/torchrun ...
     l.next = i + 1;
     return l;
   }

@@ -13,8 +13,8 @@ namespace sparkops {
 /// Value of a flag in `argv[from..]`: `--name V`, `--name=V`; long names match with '-' and '_'
 /// interchangeable (`--gpu_memory_utilization` = `--gpu-memory-utilization`). The last occurrence
 /// wins. `std::nullopt` when absent; "" when the flag is last with no value.
-std::optional<std::string> FlagValue(const std::vector<std::string>& argv, std::initializer_list<std::string_view> names,
-                                     size_t from = 0);
+std::optional<std::string> FlagValue(const std::vector<std::string>& argv,
+                                     std::initializer_list<std::string_view> names, size_t from = 0);
 /// True when a boolean flag (`--use_fsdp`, `--standalone`) is present (same name matching).
 bool HasFlag(const std::vector<std::string>& argv, std::initializer_list<std::string_view> names, size_t from = 0);
 /// `key=value` words (torchtune overrides: `tensor_parallel_dim=2`), last wins.

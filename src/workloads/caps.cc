@@ -45,13 +45,16 @@ void VllmCap(Workload& w, std::optional<uint64_t> total) {
       w.cap.bytes = *b;
       w.cap.text = fmt::format("KV {} (--kv-cache-memory-bytes)", Gib(*b));
       w.notes.push_back("--kv-cache-memory-bytes sizes the KV cache only: the weights come on top");
-      if (gmu) w.notes.push_back(fmt::format("--gpu-memory-utilization {} is ignored when --kv-cache-memory-bytes is set", *gmu));
+      if (gmu)
+        w.notes.push_back(
+            fmt::format("--gpu-memory-utilization {} is ignored when --kv-cache-memory-bytes is set", *gmu));
       return;
     }
     w.notes.push_back(fmt::format("--kv-cache-memory-bytes '{}' is not a byte size: ignored", *kv));
   }
   if (gmu)
-    if (auto f = Fraction(*gmu, "--gpu-memory-utilization", w)) return FractionCap(w, *f, "--gpu-memory-utilization", false, total);
+    if (auto f = Fraction(*gmu, "--gpu-memory-utilization", w))
+      return FractionCap(w, *f, "--gpu-memory-utilization", false, total);
   FractionCap(w, kVllmDefaultFraction, "", true, total);
   w.notes.push_back("no --gpu-memory-utilization: vLLM's default 0.92 per instance applies (0.9 in older releases)");
   if (FlagValue(w.argv, {"--config"}))
@@ -60,11 +63,13 @@ void VllmCap(Workload& w, std::optional<uint64_t> total) {
 
 void SglangCap(Workload& w, std::optional<uint64_t> total) {
   if (auto v = FlagValue(w.argv, {"--mem-fraction-static"}))
-    if (auto f = Fraction(*v, "--mem-fraction-static", w)) return FractionCap(w, *f, "--mem-fraction-static", false, total);
+    if (auto f = Fraction(*v, "--mem-fraction-static", w))
+      return FractionCap(w, *f, "--mem-fraction-static", false, total);
   w.cap.is_default = true;
   w.cap.text = "default: auto fraction";
   w.notes.push_back("no --mem-fraction-static: SGLang picks the fraction itself from the GPU's memory size");
-  if (auto t = FlagValue(w.argv, {"--max-total-tokens"})) w.notes.push_back("--max-total-tokens " + *t + " bounds the KV pool in tokens");
+  if (auto t = FlagValue(w.argv, {"--max-total-tokens"}))
+    w.notes.push_back("--max-total-tokens " + *t + " bounds the KV pool in tokens");
 }
 
 void TgiCap(Workload& w, std::optional<uint64_t> total) {
@@ -149,8 +154,8 @@ Verdict JudgeCap(const Cap& cap, std::optional<uint64_t> mem_total, std::string&
       reason = fmt::format("fraction {:.2f} <= 0.5 leaves at least half the pool", *cap.fraction);
       return Verdict::kCapped;
     }
-    reason = fmt::format("{} {:.2f} > 0.5 of the pool", cap.is_default ? "no cap flag: default" : "fraction",
-                         *cap.fraction);
+    reason =
+        fmt::format("{} {:.2f} > 0.5 of the pool", cap.is_default ? "no cap flag: default" : "fraction", *cap.fraction);
     return Verdict::kNearCapacity;
   }
   if (cap.bytes) {
@@ -191,7 +196,8 @@ void SetCapAndVerdict(Workload& w, const std::vector<const ProcessInfo*>& member
     default: TrainerCap(w, members); break;
   }
   w.verdict = JudgeCap(w.cap, mem_total, w.reason);
-  if (w.kind == WorkloadKind::kLlamaCpp && !w.cap.bytes && w.verdict == Verdict::kUncapped && w.cap.text.starts_with("fixed")) {
+  if (w.kind == WorkloadKind::kLlamaCpp && !w.cap.bytes && w.verdict == Verdict::kUncapped &&
+      w.cap.text.starts_with("fixed")) {
     w.verdict = Verdict::kNearCapacity;
     w.reason = "fixed footprint of unknown size";
   }

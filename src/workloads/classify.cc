@@ -113,8 +113,8 @@ std::vector<Workload> ClassifyProcesses(const std::vector<ProcessInfo>& procs, c
   std::vector<std::optional<Match>> match(procs.size());
   for (size_t i = 0; i < procs.size(); ++i) {
     auto it = gpu.find(procs[i].pid);
-    match[i] = MatchProcess(procs[i], it != gpu.end() || procs[i].nvidia_fd,
-                            it != gpu.end() ? it->second : std::nullopt);
+    match[i] =
+        MatchProcess(procs[i], it != gpu.end() || procs[i].nvidia_fd, it != gpu.end() ? it->second : std::nullopt);
   }
 
   // The top-most matched ancestor of process i (itself when none above it is matched).
@@ -162,10 +162,8 @@ std::vector<Workload> ClassifyProcesses(const std::vector<ProcessInfo>& procs, c
     bool python = !p.argv.empty() && IsPythonInterpreter(p.argv[0]);
     if (!match[i] && !holds && !python) continue;
     std::string role = match[i] ? match[i]->role : "worker";
-    if (auto r = p.env.find("RANK"); r != p.env.end())
-      role = "rank " + r->second;
-    else if (auto lr = p.env.find("LOCAL_RANK"); lr != p.env.end())
-      role = "local rank " + lr->second;
+    if (auto r = p.env.find("RANK"); r != p.env.end()) role = "rank " + r->second;
+    else if (auto lr = p.env.find("LOCAL_RANK"); lr != p.env.end()) role = "local rank " + lr->second;
     const uint32_t tpid = procs[*top[i]].pid;
     Workload& w = by_top.at(tpid);
     w.children.push_back(MakeProc(p, role, gpu));

@@ -134,7 +134,8 @@ std::optional<ParallelLayout> LayoutFromArgv(const std::vector<std::string>& arg
     l.what = "TGI";
     l.training = false;
     Take(l.tp, FlagValue(argv, {"--num-shard"}, n), "--num-shard", l);
-  } else if (la.python && (FlagValue(argv, {"--tensor-model-parallel-size"}, n) || KeyValueArg(argv, "tensor_parallel_dim", n))) {
+  } else if (la.python &&
+             (FlagValue(argv, {"--tensor-model-parallel-size"}, n) || KeyValueArg(argv, "tensor_parallel_dim", n))) {
     l.what = "training script";
     ApplyScriptArgs(argv, n, l);
   } else {
@@ -188,7 +189,8 @@ LayoutJudgement JudgeLayout(const ParallelLayout& l, std::optional<int> job_node
                         who, tp, machines)};
   }
   if (!l.training)
-    return {LayoutLevel::kPass, fmt::format("{}: serving with TP=1, PP={}, {}", who, pp, nodes ? machines : "one machine")};
+    return {LayoutLevel::kPass,
+            fmt::format("{}: serving with TP=1, PP={}, {}", who, pp, nodes ? machines : "one machine")};
   std::string dp = l.data_parallel.empty() ? "data parallel" : l.data_parallel;
   if (nodes && *nodes >= 2)
     return {LayoutLevel::kPass, fmt::format("{}: {} across {} with TP=1: what two Sparks are for", who, dp, machines)};

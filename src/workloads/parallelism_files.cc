@@ -73,10 +73,11 @@ Result<ParallelLayout> ParseParallelYaml(std::string_view text, const std::strin
   };
   const std::vector<Slot> slots = {
       {&l.nodes, {"num_machines", "num_nodes", "nnodes"}},
-      {&l.tp, {"megatron_lm_tp_degree", "parallelism_config_tp_size", "tensor_parallel_size", "tensor_parallel_dim",
-               "tensor_model_parallel_size", "tensor-parallel-size"}},
-      {&l.pp, {"megatron_lm_pp_degree", "pipeline_model_parallel_size", "pipeline_parallel_size",
-               "pipeline-parallel-size"}},
+      {&l.tp,
+       {"megatron_lm_tp_degree", "parallelism_config_tp_size", "tensor_parallel_size", "tensor_parallel_dim",
+        "tensor_model_parallel_size", "tensor-parallel-size"}},
+      {&l.pp,
+       {"megatron_lm_pp_degree", "pipeline_model_parallel_size", "pipeline_parallel_size", "pipeline-parallel-size"}},
   };
   for (const auto& s : slots)
     for (const auto& k : s.names) {
@@ -122,7 +123,8 @@ Result<ParallelLayout> ParseDeepSpeedJson(std::string_view text, const std::stri
   ParallelLayout l;
   l.source = name;
   l.what = "DeepSpeed config";
-  auto int_at = [&](const nlohmann::json& obj, const char* key, const std::string& field) -> Result<std::optional<int>> {
+  auto int_at = [&](const nlohmann::json& obj, const char* key,
+                    const std::string& field) -> Result<std::optional<int>> {
     if (!obj.is_object() || !obj.contains(key)) return std::optional<int>();
     const auto& v = obj[key];
     if (v.is_string() && v.get<std::string>() == "auto") return std::optional<int>();
@@ -289,8 +291,9 @@ Result<std::vector<ParallelLayout>> ParseParallelConfig(const std::string& name,
   }
   auto ls = ParseLaunchScript(text, name);
   if (ls.empty())
-    return InputError(name + ": no launcher found (torchrun, accelerate launch, deepspeed, tune run, vllm serve, "
-                             "sglang, text-generation-launcher) and no launcher variables");
+    return InputError(name +
+                      ": no launcher found (torchrun, accelerate launch, deepspeed, tune run, vllm serve, "
+                      "sglang, text-generation-launcher) and no launcher variables");
   return ls;
 }
 

@@ -14,16 +14,27 @@
 #include <vector>
 
 #include "base/error.h"
-#include "host/host_view.h"
 #include "host/gpu.h"
+#include "host/host_view.h"
 #include "host/proctable.h"
 
 namespace sparkops {
 
 enum class WorkloadKind {
-  kVllm, kSglang, kOllama, kLlamaCpp, kTgi,                       // inference servers
-  kTorchrun, kAccelerate, kDeepspeed, kTrl, kAxolotl, kUnsloth,   // trainers and launchers
-  kTorchtune, kLlamaFactory, kPython,                             // kPython: a plain script holding GPU memory
+  kVllm,
+  kSglang,
+  kOllama,
+  kLlamaCpp,
+  kTgi,                       // inference servers
+  kTorchrun,
+  kAccelerate,
+  kDeepspeed,
+  kTrl,
+  kAxolotl,
+  kUnsloth,   // trainers and launchers
+  kTorchtune,
+  kLlamaFactory,
+  kPython,                             // kPython: a plain script holding GPU memory
   kOtherGpu,  ///< any other process NVML lists with >= 1 GiB (kOtherGpuMinBytes) of GPU memory
 };
 inline constexpr uint64_t kOtherGpuMinBytes = 1ull << 30;

@@ -85,7 +85,8 @@ TEST(AnalyzeE2E, BootIdMismatchWithoutExitRecordIsAReboot) {
 }
 
 TEST(AnalyzeE2E, LogAndThermalFlagsWithoutARunDirectory) {
-  auto r = RunInProcess({"analyze", "--log", RunDir("thermal") + "/train.log", "--thermal", RunDir("thermal") + "/thermal.csv"},
+  auto r = RunInProcess({"analyze", "--log", RunDir("thermal") + "/train.log", "--thermal",
+                         RunDir("thermal") + "/thermal.csv"},
                         {{"TZ", "UTC"}});
   EXPECT_EQ(r.rc, 0) << r.err;
   EXPECT_NE(r.out.find("cause: thermal"), std::string::npos) << r.out;
@@ -99,7 +100,8 @@ TEST(AnalyzeE2E, LogAndThermalFlagsWithoutARunDirectory) {
 TEST(AnalyzeE2E, ZoneLessNvidiaSmiCsvFollowsTz) {
   // The thermal fixture as nvidia-smi would print it on a box at UTC+2 (local wall clock).
   TempDir d;
-  std::string csv = "timestamp, temperature.gpu, power.draw [W], clocks.sm [MHz], clocks_event_reasons.sw_thermal_slowdown\n";
+  std::string csv =
+      "timestamp, temperature.gpu, power.draw [W], clocks.sm [MHz], clocks_event_reasons.sw_thermal_slowdown\n";
   for (int s = 0; s <= 180; s += 10) {
     bool hot = s >= 80;
     csv += fmt::format("2026/11/29 12:{:02d}:{:02d}.000, {}, {} W, {} MHz, {}\n", s / 60, s % 60, hot ? 88 : 75,

@@ -65,12 +65,14 @@ TEST(Classify, PowerCapBitOnAllAlongIsNotTheCause) {
   RunEvent e;
   e.t_ms = kT0 - 1000;
   e.type = "process_start";
-  e.record = {{"pid", 537}, {"name", "python"}, {"kind", "trainer"}, {"verdict", "uncapped"}, {"pool_gib", 0.4856224060058594}};
+  e.record = {
+      {"pid", 537}, {"name", "python"}, {"kind", "trainer"}, {"verdict", "uncapped"}, {"pool_gib", 0.4856224060058594}};
   auto c = Classify(&t, {e}, kT0, kT1);
   EXPECT_EQ(c.cause, "contention");
   EXPECT_TRUE(Has(c.evidence, "uncapped python process started (pid 537, 0.5 GiB in the pool)"))
       << ::testing::PrintToString(c.evidence);
-  EXPECT_TRUE(Has(c.ruled_out, "power_cap: the power-cap reason was already on in 20 of 20 samples before the slowdown"))
+  EXPECT_TRUE(
+      Has(c.ruled_out, "power_cap: the power-cap reason was already on in 20 of 20 samples before the slowdown"))
       << ::testing::PrintToString(c.ruled_out);
   EXPECT_TRUE(Has(c.ruled_out, "SM clock 1530 → 1590 MHz"));
   EXPECT_EQ(Classify(&t, {}, kT0, kT1).cause, "unknown");

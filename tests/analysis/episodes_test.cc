@@ -10,9 +10,9 @@
 #include <random>
 
 #include "analysis/analyze.h"
-#include "report/analysis.h"
 #include "analysis/slowdown.h"
 #include "base/timefmt.h"
+#include "report/analysis.h"
 #include "report/html.h"
 #include "report/label_rows.h"
 #include "test_util.h"
@@ -105,7 +105,9 @@ std::string Iso(int64_t ms) { return FormatUtcMillis(FromUnixMillis(ms)); }
 /// CPU pressure is high and a hog outside the job is recorded; the run ends after a forwarded SIGINT.
 std::string WriteContentionRun(const TempDir& d) {
   const int64_t t0 = 1796000000000;  // 2026-11-30
-  std::string log, csv = "timestamp,gpu_temp_c,cpu_pressure_pct,io_pressure_some_pct,io_pressure_full_pct,pressure_source,job_cores,other_cores,event\n";
+  std::string log, csv =
+                       "timestamp,gpu_temp_c,cpu_pressure_pct,io_pressure_some_pct,io_pressure_full_pct,pressure_"
+                       "source,job_cores,other_cores,event\n";
   int64_t t = t0;
   int64_t w0 = 0, w1 = 0;
   for (int s = 1; s <= 400; ++s) {
@@ -122,9 +124,14 @@ std::string WriteContentionRun(const TempDir& d) {
   }
   std::string ev;
   for (int64_t x = w0 + 5000; x < w1; x += 10000)
-    ev += fmt::format(R"({{"time": "{}", "type": "host_contention", "pressure": "cpu", "source": "psi", "cpu_pressure_pct": 71.0, "top": [{{"pid": 4121, "comm": "sha256sum", "cmdline": "sha256sum /dev/zero", "cores": 1.0}}, {{"pid": 4122, "comm": "sha256sum", "cmdline": "sha256sum /dev/urandom", "cores": 0.98}}]}})",
-                      Iso(x)) + "\n";
-  ev += fmt::format(R"({{"time": "{}", "type": "signal", "signal": "Interrupt", "action": "forwarded to the job"}})", Iso(t + 100)) + "\n";
+    ev +=
+        fmt::format(
+            R"({{"time": "{}", "type": "host_contention", "pressure": "cpu", "source": "psi", "cpu_pressure_pct": 71.0, "top": [{{"pid": 4121, "comm": "sha256sum", "cmdline": "sha256sum /dev/zero", "cores": 1.0}}, {{"pid": 4122, "comm": "sha256sum", "cmdline": "sha256sum /dev/urandom", "cores": 0.98}}]}})",
+            Iso(x)) +
+        "\n";
+  ev += fmt::format(R"({{"time": "{}", "type": "signal", "signal": "Interrupt", "action": "forwarded to the job"}})",
+                    Iso(t + 100)) +
+        "\n";
   ev += fmt::format(R"({{"time": "{}", "type": "exit", "code": 130}})", Iso(t + 900)) + "\n";
   d.Write("run/train.log", log);
   d.Write("run/thermal.csv", csv);
@@ -144,7 +151,8 @@ TEST(Episodes, AnalyzeNamesCpuContentionWithTheHogs) {
   EXPECT_EQ(e.cls.cause, "cpu_contention") << RenderAnalysisText(*r);
   ASSERT_GE(e.cls.evidence.size(), 2u);
   EXPECT_NE(e.cls.evidence[0].find("CPU pressure 71 %"), std::string::npos) << e.cls.evidence[0];
-  EXPECT_NE(e.cls.evidence[0].find("the job's share went from 1.9 to 0.4 cores"), std::string::npos) << e.cls.evidence[0];
+  EXPECT_NE(e.cls.evidence[0].find("the job's share went from 1.9 to 0.4 cores"), std::string::npos)
+      << e.cls.evidence[0];
   EXPECT_NE(e.cls.evidence[1].find("pid 4121 `sha256sum /dev/zero` 1.0 cores"), std::string::npos) << e.cls.evidence[1];
   bool io_ruled = false;
   for (auto& x : e.cls.ruled_out) io_ruled |= x.rfind("io_contention:", 0) == 0;

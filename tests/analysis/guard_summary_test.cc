@@ -18,8 +18,11 @@ TEST(DescribeGuard, Table) {
   const uint64_t gib = 1ull << 30;
   EXPECT_FALSE(DescribeGuard({}));
   EXPECT_FALSE(DescribeGuard({Ev("exit", {{"code", 0}})}));
-  auto term = Ev("memory_guard", {{"action", "terminate"}, {"reason", "min_available"}, {"mem_available_bytes", 2 * gib},
-                                  {"min_available_bytes", 8 * gib}, {"job_rss_bytes", 3 * gib}});
+  auto term = Ev("memory_guard", {{"action", "terminate"},
+                                  {"reason", "min_available"},
+                                  {"mem_available_bytes", 2 * gib},
+                                  {"min_available_bytes", 8 * gib},
+                                  {"job_rss_bytes", 3 * gib}});
   EXPECT_EQ(*DescribeGuard({term}),
             "the memory guard stopped the job (SIGTERM): MemAvailable 2.0 GiB under the 8.0 GiB floor; the job held "
             "3.0 GiB resident");
@@ -28,8 +31,11 @@ TEST(DescribeGuard, Table) {
   EXPECT_EQ(*DescribeGuard({flush, term, kill}),
             "the memory guard stopped the job (SIGTERM, then SIGKILL after the grace): MemAvailable 2.0 GiB under the "
             "8.0 GiB floor; the job held 3.0 GiB resident; the guard flushed the page cache 1 time");
-  auto psi = Ev("memory_guard", {{"action", "terminate"}, {"reason", "pressure"}, {"psi_full_avg10", 63.5},
-                                 {"job_rss_bytes", gib}, {"job_gpu_bytes", 2 * gib}});
+  auto psi = Ev("memory_guard", {{"action", "terminate"},
+                                 {"reason", "pressure"},
+                                 {"psi_full_avg10", 63.5},
+                                 {"job_rss_bytes", gib},
+                                 {"job_gpu_bytes", 2 * gib}});
   EXPECT_EQ(*DescribeGuard({psi}),
             "the memory guard stopped the job (SIGTERM): memory pressure (PSI full avg10 63.5%) lasted the whole "
             "window; the job held 1.0 GiB resident + 2.0 GiB of GPU memory");

@@ -16,10 +16,13 @@ using testing::TempDir;
 
 std::vector<std::string> Collect(const std::string& path, size_t window, LineReadStats* st = nullptr) {
   std::vector<std::string> lines;
-  auto r = ForEachLine(path, [&](std::string_view l, uint64_t) {
-    lines.emplace_back(l);
-    return true;
-  }, window);
+  auto r = ForEachLine(
+      path,
+      [&](std::string_view l, uint64_t) {
+        lines.emplace_back(l);
+        return true;
+      },
+      window);
   EXPECT_TRUE(r) << (r ? "" : r.error().message);
   if (r && st) *st = *r;
   return lines;
@@ -27,7 +30,8 @@ std::vector<std::string> Collect(const std::string& path, size_t window, LineRea
 
 std::string Content() {
   std::string s;
-  for (int i = 0; i < 3000; ++i) s += "line " + std::to_string(i) + std::string(static_cast<size_t>(i % 97), 'x') + "\n";
+  for (int i = 0; i < 3000; ++i)
+    s += "line " + std::to_string(i) + std::string(static_cast<size_t>(i % 97), 'x') + "\n";
   s += std::string(kMaxLineBytes + 5000, 'L') + "\n";  // over-long: cut at kMaxLineBytes
   s += "after the long one\nno newline at the end";
   return s;
@@ -217,8 +221,8 @@ TEST(ParallelLines, PipesAndMissingFilesGoThroughTheSequentialReader) {
   auto lines = CollectParallel(fifo, {4, 1}, nullptr);
   writer.join();
   EXPECT_EQ(lines, (std::vector<std::string>{"a", "bb", "ccc"}));
-  auto r = ForEachLineParallel("/nonexistent/y.log", [] { return std::make_unique<CollectSegment>(); },
-                               [](LineSegment&) {});
+  auto r = ForEachLineParallel(
+      "/nonexistent/y.log", [] { return std::make_unique<CollectSegment>(); }, [](LineSegment&) {});
   ASSERT_FALSE(r);
   EXPECT_NE(r.error().message.find("/nonexistent/y.log"), std::string::npos);
 }

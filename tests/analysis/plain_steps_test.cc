@@ -10,8 +10,8 @@
 #include "analysis/step_line.h"
 #include "analysis/step_series.h"
 #include "analysis/step_template.h"
-#include "telemetry/terminal_text.h"
 #include "step_expect.h"
+#include "telemetry/terminal_text.h"
 #include "test_util.h"
 
 namespace sparkops {
@@ -84,8 +84,8 @@ TEST(PlainSteps, Table) {
 // 2.6.6 callbacks/progress/rich_progress.py: "Epoch E/L", bar, "N/M", "elapsed • remaining",
 // "X.XXit/s", then "name: value" metrics).
 const Case kRich[] = {
-    {"Epoch 1/3  ━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━  51/120 0:00:35 • 0:00:45 1.54it/s v_num: 0 train_loss: 2.293", K::kStep,
-     "rich", 171, 1 / 1.54, 2.293},
+    {"Epoch 1/3  ━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━  51/120 0:00:35 • 0:00:45 1.54it/s v_num: 0 train_loss: 2.293",
+     K::kStep, "rich", 171, 1 / 1.54, 2.293},
     {"Epoch 0/2  ━━━━━━━━━━━━━━━╸━━━━━━━━━━━━━━━━ 63/120 0:00:02 • 0:00:03 25.31it/s loss: 0.5", K::kStep, "rich", 63,
      1 / 25.31, 0.5},
     {"Epoch 0/2  ━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━ 0/120 0:00:00 • -:--:-- 0.00it/s", K::kBar, "rich", 0, {}, {}},
@@ -106,8 +106,8 @@ TEST(PlainSteps, RichEpochsMakeOneIncreasingSeries) {
   std::string log;
   for (int e = 0; e < 3; ++e)
     for (int n = 10; n <= 100; n += 10)
-      log += "2026-01-01T00:0" + std::to_string(e) + ":" + std::to_string(10 + n / 10) +
-             ".000Z\to\tEpoch " + std::to_string(e) + "/2  ━━━━━━━━━━ " + std::to_string(n) +
+      log += "2026-01-01T00:0" + std::to_string(e) + ":" + std::to_string(10 + n / 10) + ".000Z\to\tEpoch " +
+             std::to_string(e) + "/2  ━━━━━━━━━━ " + std::to_string(n) +
              "/100 0:00:35 • 0:00:45 2.00it/s train_loss: 1.0\n";
   StepSeries s = ParseStepLog(log, z);
   ASSERT_EQ(s.points.size(), 30u);

@@ -101,7 +101,8 @@ TEST(Slowdown, TooFewStepsSaysSo) {
 TEST(StepSeries, TrainLogArrivalTimesCarriageReturnsAndEvalBars) {
   auto z = *LocalZone::Make("UTC");
   std::string log =
-      "2026-11-29T10:00:00.000Z\te\t  0%|          | 0/100 [00:00<?, ?it/s]\r  1%|          | 1/100 [00:00<00:50,  2.00it/s]\n"
+      "2026-11-29T10:00:00.000Z\te\t  0%|          | 0/100 [00:00<?, ?it/s]\r  1%|          | 1/100 [00:00<00:50,  "
+      "2.00it/s]\n"
       "2026-11-29T10:00:01.000Z\te\t  2%|          | 2/100 [00:01<00:50,  2.00it/s]\n"
       "2026-11-29T10:00:01.000Z\to\t{'loss': 2.5, 'learning_rate': 0.0002, 'epoch': 0.02}\n"
       "2026-11-29T10:00:05.000Z\te\t 50%|█████     | 5/10 [00:04<00:04,  1.00it/s]\n"  // eval bar: another total
@@ -136,8 +137,10 @@ TEST(StepSeries, ALoadingBarBeforeTrainingDoesNotHideTheSteps) {
 TEST(StepSeries, OwnZoneLessTimestampsAreLocalTime) {
   auto z = *LocalZone::Make("+01:00");
   std::string log =
-      " [2025-10-06 03:27:07] iteration       10/     100 | elapsed time per iteration (ms): 4647.8 | lm loss: 9.76E+00 |\n"
-      " [2025-10-06 03:27:12] iteration       11/     100 | elapsed time per iteration (ms): 4650.0 | lm loss: 9.70E+00 |\n";
+      " [2025-10-06 03:27:07] iteration       10/     100 | elapsed time per iteration (ms): 4647.8 | lm loss: "
+      "9.76E+00 |\n"
+      " [2025-10-06 03:27:12] iteration       11/     100 | elapsed time per iteration (ms): 4650.0 | lm loss: "
+      "9.70E+00 |\n";
   StepSeries s = ParseStepLog(log, z);
   ASSERT_EQ(s.points.size(), 2u);
   EXPECT_EQ(s.time_source, "log timestamps");
@@ -167,10 +170,13 @@ TEST(StepSeries, ParsedOnManyThreadsGivesTheSameSeriesAsOne) {
                       (step < 1500 ? "2.00" : "1.00") + "it/s]";
     log += std::string(ts) + "\te\t" + bar + "\r" + bar + "\n";
     log += std::string(ts) + "\te\t[rank1]:" + bar + "\n";
-    if (step % 10 == 0) log += std::string(ts) + "\to\t{'loss': " + std::to_string(3.0 - step / 1500.0) + ", 'epoch': 0.1}\n";
+    if (step % 10 == 0)
+      log += std::string(ts) + "\to\t{'loss': " + std::to_string(3.0 - step / 1500.0) + ", 'epoch': 0.1}\n";
     if (step % 500 == 0) log += std::string(ts) + "\te\t 50%|#| 5/10 [00:01<00:01,  5.00it/s]\n";
-    if (step % 700 == 0) log += std::string(ts) + "\to\tSaving model checkpoint to out/checkpoint-" + std::to_string(step) + "\n";
-    if (step % 900 == 0) log += std::string(ts) + "\to\t[2026-11-29 12:00:00] iteration 5/ 9 | elapsed time per iteration (ms): 1.0 |\n";
+    if (step % 700 == 0)
+      log += std::string(ts) + "\to\tSaving model checkpoint to out/checkpoint-" + std::to_string(step) + "\n";
+    if (step % 900 == 0)
+      log += std::string(ts) + "\to\t[2026-11-29 12:00:00] iteration 5/ 9 | elapsed time per iteration (ms): 1.0 |\n";
   }
   testing::TempDir d;
   std::string path = d.Write("train.log", log);

@@ -34,8 +34,19 @@ TEST(Strings, EditDistance) {
 }
 
 TEST(Strings, EditDistanceAtMostIsEditDistanceCappedAtLimitPlusOne) {
-  const char* words[] = {"", "a", "ab", "ba", "abc", "llama-3.1-8b", "llama-3.1-8", "lama-3.1-8b", "gemma-2-9b",
-                         "qwen3-30b-a3b", "prefligth", "preflight", "xxxxxxxxxxxxxxxxxxxxxxxxxxx"};
+  const char* words[] = {"",
+                         "a",
+                         "ab",
+                         "ba",
+                         "abc",
+                         "llama-3.1-8b",
+                         "llama-3.1-8",
+                         "lama-3.1-8b",
+                         "gemma-2-9b",
+                         "qwen3-30b-a3b",
+                         "prefligth",
+                         "preflight",
+                         "xxxxxxxxxxxxxxxxxxxxxxxxxxx"};
   for (const char* a : words)
     for (const char* b : words)
       for (size_t limit : {0u, 1u, 2u, 3u, 10u}) {
@@ -86,7 +97,12 @@ TEST(ByteScan, VisitsEveryPlaceOfTheByteInOrderAndStopsWhereAsked) {
         std::vector<size_t> want, got;
         for (size_t i = 0; i < n; ++i)
           if (s[i] == c) want.push_back(i);
-        EXPECT_EQ(FindByteWhere(s, c, [&](size_t i) { got.push_back(i); return false; }), std::string_view::npos);
+        EXPECT_EQ(FindByteWhere(s, c,
+                                [&](size_t i) {
+                                  got.push_back(i);
+                                  return false;
+                                }),
+                  std::string_view::npos);
         EXPECT_EQ(got, want) << "n " << n;
         if (want.size() >= 2) {  // stop at the second hit
           size_t calls = 0;
@@ -98,7 +114,10 @@ TEST(ByteScan, VisitsEveryPlaceOfTheByteInOrderAndStopsWhereAsked) {
   // Never reads past the view: a view into the middle of a buffer of the same byte.
   std::string buf(64, '/');
   std::vector<size_t> got;
-  FindByteWhere(std::string_view(buf).substr(5, 20), '/', [&](size_t i) { got.push_back(i); return false; });
+  FindByteWhere(std::string_view(buf).substr(5, 20), '/', [&](size_t i) {
+    got.push_back(i);
+    return false;
+  });
   ASSERT_EQ(got.size(), 20u);
   EXPECT_EQ(got.front(), 0u);
   EXPECT_EQ(got.back(), 19u);

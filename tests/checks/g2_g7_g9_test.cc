@@ -1,5 +1,5 @@
-// G2, G7, G9, container detection and Python discovery against the fake environments (built by tests/pyenv.cmake), with the GPU
-// facts preset: no test touches the real GPU or the real Python.
+// G2, G7, G9, container detection and Python discovery against the fake environments (built by tests/pyenv.cmake), with
+// the GPU facts preset: no test touches the real GPU or the real Python.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -13,7 +13,6 @@
 #include "host/pyenv.h"
 #include "pyenv_world.h"
 #include "test_util.h"
-
 
 namespace sparkops {
 namespace {
@@ -98,11 +97,9 @@ TEST(G7, GenericSm120RunsButHasNoNvfp4Kernels) {
   World warn(Fixture("gb10"), {Site("cu13")});
   auto r = CheckG7(warn.facts);
   EXPECT_EQ(r.status, CheckStatus::kWarn) << Joined(r);
-  EXPECT_NE(r.summary.find("vllm 0.13.0+cu130 runs on 12.1 but has no NVFP4-capable"), std::string::npos)
-      << r.summary;
+  EXPECT_NE(r.summary.find("vllm 0.13.0+cu130 runs on 12.1 but has no NVFP4-capable"), std::string::npos) << r.summary;
   EXPECT_NE(Joined(r).find("vllm/_C.abi3.so (fatbin scan): sm_120 compute_120"), std::string::npos) << Joined(r);
-  EXPECT_NE(Joined(r).find("native sm_120; PTX JIT compute_120; NVFP4-capable none"), std::string::npos)
-      << Joined(r);
+  EXPECT_NE(Joined(r).find("native sm_120; PTX JIT compute_120; NVFP4-capable none"), std::string::npos) << Joined(r);
 }
 
 TEST(G7, FamilyAndArchSpecificKernelsPassOnGb10) {
@@ -125,7 +122,8 @@ TEST(G7, FamilyAndArchSpecificKernelsPassOnGb10) {
   auto rr = CheckG7(rtx.facts);
   EXPECT_EQ(rr.status, CheckStatus::kFail) << Joined(rr);
   EXPECT_NE(rr.summary.find("no kernels for compute capability 12.0 in vllm 0.13.0+cu130 (only sm_121a compute_121a)"),
-            std::string::npos) << rr.summary;
+            std::string::npos)
+      << rr.summary;
 }
 
 TEST(G7, SaysWhichFactFailed) {
@@ -174,8 +172,10 @@ TEST(G7, SkipsWithoutBlackwell) {
 }
 
 TEST(G9, ContainerPassesBarePipWarnsWithPins) {
-  World ngc(BuildArtifact("roots/ngc"), {}, {{"NVIDIA_PRODUCT_NAME", "PyTorch"}, {"NVIDIA_PYTORCH_VERSION", "25.10"},
-                                            {"PIP_CONSTRAINT", "/etc/pip/constraint.txt"}});
+  World ngc(BuildArtifact("roots/ngc"), {},
+            {{"NVIDIA_PRODUCT_NAME", "PyTorch"},
+             {"NVIDIA_PYTORCH_VERSION", "25.10"},
+             {"PIP_CONSTRAINT", "/etc/pip/constraint.txt"}});
   auto r = CheckG9(ngc.facts);
   EXPECT_EQ(r.status, CheckStatus::kPass) << Joined(r);
   EXPECT_EQ(r.summary, "running in an NGC PyTorch 25.10 container (docker)");
@@ -223,7 +223,8 @@ TEST(Container, MarkersUnderRoot) {
         {"proc/self/mountinfo", "22 1 0:21 / / rw,relatime - overlay overlay rw,lowerdir=/l\n"}},
        {},
        "container"},
-      {{{"proc/self/mountinfo", "30 22 8:1 /var/lib/docker/containers/ab/hostname /etc/hostname rw - ext4 /dev/sda1 rw\n"}},
+      {{{"proc/self/mountinfo",
+         "30 22 8:1 /var/lib/docker/containers/ab/hostname /etc/hostname rw - ext4 /dev/sda1 rw\n"}},
        {},
        "docker"},
       {{}, {{"container", "oci"}}, "oci"},
@@ -285,8 +286,11 @@ TEST(PythonDiscovery, OrderOfSources) {
   testing::TempDir conda;
   conda.Write("lib/python3.11/site-packages/y-1.0.dist-info/METADATA", "Name: y\nVersion: 1.0\n");
   std::ostringstream o, e;
-  Context ctx{GlobalOptions{Fixture("laptop"), "none", "none", false}, HostFs(Fixture("laptop")),
-              {{"VIRTUAL_ENV", venv.path()}, {"CONDA_PREFIX", conda.path()}}, o, e};
+  Context ctx{GlobalOptions{Fixture("laptop"), "none", "none", false},
+              HostFs(Fixture("laptop")),
+              {{"VIRTUAL_ENV", venv.path()}, {"CONDA_PREFIX", conda.path()}},
+              o,
+              e};
   auto env = DiscoverPython(ctx, "", {});
   ASSERT_TRUE(env);
   EXPECT_EQ(env->source, "VIRTUAL_ENV=" + venv.path());
@@ -327,8 +331,8 @@ TEST(PythonDiscovery, VenvInterpreterOnPathIsFoundThroughPyvenvCfg) {
   d.Write("base/lib/python3.12/site-packages/.keep", "");
   d.Write("venv/lib/python3.12/site-packages/torch-2.11.0.dist-info/METADATA", "Name: torch\nVersion: 2.11.0\n");
   d.Write("venv/pyvenv.cfg", "home = /usr/bin\nimplementation = CPython\ninclude-system-site-packages = false\n");
-  std::string py = d.Write("venv/bin/python3", "#!/bin/sh\necho " + d.path() + "/base\necho " + d.path() +
-                                                   "/base\necho 3.12\n");
+  std::string py =
+      d.Write("venv/bin/python3", "#!/bin/sh\necho " + d.path() + "/base\necho " + d.path() + "/base\necho 3.12\n");
   std::filesystem::permissions(py, std::filesystem::perms::owner_all);
   std::ostringstream o, e;
   Context ctx{GlobalOptions{}, HostFs("/"), {{"PATH", d.path() + "/venv/bin:/usr/bin:/bin"}}, o, e};

@@ -14,7 +14,6 @@
 #include "pyenv_world.h"
 #include "test_util.h"
 
-
 namespace sparkops {
 namespace {
 

@@ -11,8 +11,8 @@ using testing::RunInProcess;
 TEST(Cli, HelpListsEveryCommand) {
   auto r = RunInProcess({"help"});
   EXPECT_EQ(r.rc, 0);
-  for (const char* c : {"preflight", "explain", "plan", "models", "oom", "flush", "sample", "ps", "run",
-                        "analyze", "exporter", "bandwidth"})
+  for (const char* c : {"preflight", "explain", "plan", "models", "oom", "flush", "sample", "ps", "run", "analyze",
+                        "exporter", "bandwidth"})
     EXPECT_NE(r.out.find(std::string("  ") + c + " "), std::string::npos) << c;
 }
 

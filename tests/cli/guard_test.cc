@@ -14,8 +14,8 @@
 #include <thread>
 
 #include "base/strings.h"
-#include "guard/victim.h"
 #include "guard/event.h"
+#include "guard/victim.h"
 #include "host/child.h"
 #include "test_util.h"
 
@@ -77,7 +77,8 @@ struct Kid {
 };
 
 std::string LowMemRoot(const testing::TempDir& d) {
-  d.Write("root/proc/meminfo", "MemTotal: 33554432 kB\nMemAvailable: 1048576 kB\nCached: 0 kB\nBuffers: 0 kB\nShmem: 0 kB\n");
+  d.Write("root/proc/meminfo",
+          "MemTotal: 33554432 kB\nMemAvailable: 1048576 kB\nCached: 0 kB\nBuffers: 0 kB\nShmem: 0 kB\n");
   return d.path() + "/root";
 }
 
@@ -113,8 +114,9 @@ TEST(GuardCmd, StopsTheLargestAllowedProcessAndRespectsAvoid) {
   std::this_thread::sleep_for(300ms);  // both exec'd and the big one holds its 128 MiB
   int rc = -1;
   std::string tag = "guardtest-.*-" + std::to_string(::getpid());
-  auto lines = RunGuard(d, {"--root", LowMemRoot(d), "guard", "--only", tag, "--avoid", "avoidme", "--grace", "1"},
-                        [&] { return !guard::ProcessAlive(small.c.pid); }, &rc);
+  auto lines = RunGuard(
+      d, {"--root", LowMemRoot(d), "guard", "--only", tag, "--avoid", "avoidme", "--grace", "1"},
+      [&] { return !guard::ProcessAlive(small.c.pid); }, &rc);
   EXPECT_EQ(rc, 0);
   EXPECT_FALSE(guard::ProcessAlive(small.c.pid));
   EXPECT_TRUE(guard::ProcessAlive(big.c.pid)) << "--avoid";
@@ -137,15 +139,14 @@ TEST(GuardCmd, DryRunOnlyLogsTheLargest) {
   std::this_thread::sleep_for(300ms);
   int rc = -1;
   std::string out = d.path() + "/guard.out";
-  auto lines = RunGuard(d, {"--root", LowMemRoot(d), "guard", "--dry-run", "--only",
-                            "guardtest-.*-" + std::to_string(::getpid())},
-                        [&] {
-                          std::error_code ec;
-                          const auto size = std::filesystem::file_size(out, ec);  // (uintmax_t)-1 on error
-                          return !ec && size > 0 &&
-                                 testing::ReadFileOrDie(out).find("would_terminate") != std::string::npos;
-                        },
-                        &rc);
+  auto lines = RunGuard(
+      d, {"--root", LowMemRoot(d), "guard", "--dry-run", "--only", "guardtest-.*-" + std::to_string(::getpid())},
+      [&] {
+        std::error_code ec;
+        const auto size = std::filesystem::file_size(out, ec);  // (uintmax_t)-1 on error
+        return !ec && size > 0 && testing::ReadFileOrDie(out).find("would_terminate") != std::string::npos;
+      },
+      &rc);
   EXPECT_TRUE(guard::ProcessAlive(big.c.pid));
   EXPECT_TRUE(guard::ProcessAlive(small.c.pid));
   ASSERT_GE(lines.size(), 2u);
@@ -160,8 +161,9 @@ TEST(GuardCmd, NothingHappensAboveTheFloorAndBadFlagsAreUsageErrors) {
   d.Write("root/proc/meminfo", "MemTotal: 33554432 kB\nMemAvailable: 20971520 kB\n");
   int rc = -1;
   auto t0 = std::chrono::steady_clock::now();
-  auto lines = RunGuard(d, {"--root", d.path() + "/root", "guard", "--only", "guardtest-none"},
-                        [&] { return std::chrono::steady_clock::now() - t0 > 1500ms; }, &rc);
+  auto lines = RunGuard(
+      d, {"--root", d.path() + "/root", "guard", "--only", "guardtest-none"},
+      [&] { return std::chrono::steady_clock::now() - t0 > 1500ms; }, &rc);
   EXPECT_EQ(rc, 0);
   ASSERT_EQ(lines.size(), 1u);
   EXPECT_EQ(lines[0]["type"], "guard_start");

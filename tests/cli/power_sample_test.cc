@@ -21,9 +21,17 @@ struct Sampled {
 
 /// Runs the binary for `count` rows on one power layout; without `scenario`, no GPU is read.
 Sampled Sample(const std::string& layout, int count, const std::string& scenario = "") {
-  std::vector<std::string> args = {"--root", Fixture("power/" + layout), "--nvidia-smi", "none", "--nvml",
+  std::vector<std::string> args = {"--root",
+                                   Fixture("power/" + layout),
+                                   "--nvidia-smi",
+                                   "none",
+                                   "--nvml",
                                    scenario.empty() ? "none" : BuildArtifact("libnvidia-ml-stub.so"),
-                                   "sample", "--count", std::to_string(count), "--interval", "0.02"};
+                                   "sample",
+                                   "--count",
+                                   std::to_string(count),
+                                   "--interval",
+                                   "0.02"};
   std::map<std::string, std::string> env;
   if (!scenario.empty()) env["SPARKOPS_STUB_NVML_SCENARIO"] = scenario;
   auto r = testing::RunBinary(args, env);
@@ -59,9 +67,13 @@ std::string Events(const std::map<std::string, std::string>& row) {
 }
 
 TEST(PowerSampleCli, ColumnsHoldEachLayoutsValues) {
-  ASSERT_EQ(Join(PowerCsvColumns(), ","), "cpu_temp_c,soc_temp_c,sys_power_w,soc_pkg_power_w,cpu_power_w,dc_input_w,"
-                                          "pl1_w,pl1_cap_w,syspl1_w,syspl1_cap_w,prochot,pl_level");
-  struct Case { const char* layout; const char* cells; };
+  ASSERT_EQ(Join(PowerCsvColumns(), ","),
+            "cpu_temp_c,soc_temp_c,sys_power_w,soc_pkg_power_w,cpu_power_w,dc_input_w,"
+            "pl1_w,pl1_cap_w,syspl1_w,syspl1_cap_w,prochot,pl_level");
+  struct Case {
+    const char* layout;
+    const char* cells;
+  };
   const Case cases[] = {
       // v0.3.0 layout: limits as channels, ewma_* the EWMAs; prochot/pl_level in the hwmon directory.
       {"spbm_ewma", "53.0,50.0,25.00,17.00,11.00,26.00,17.00,140.00,24.00,231.00,0,0"},
@@ -90,12 +102,14 @@ TEST(PowerSampleCli, EventsOfEachLayout) {
   EXPECT_EQ(Events(brake.rows[0]), "prochot_on;cpu_temp_high");
   EXPECT_EQ(Events(brake.rows[1]), "");
   EXPECT_EQ(Events(brake.rows[2]), "");
-  for (const char* e : {" event prochot_on\n", " event cpu_temp_high\n"}) EXPECT_NE(brake.err.find(e), std::string::npos) << e;
+  for (const char* e : {" event prochot_on\n", " event cpu_temp_high\n"})
+    EXPECT_NE(brake.err.find(e), std::string::npos) << e;
 
   // Degraded power delivery: DC input 28 W against SysPL1 231 W, the GPU busy at 611 MHz (stub NVML).
   testing::TempDir d;
-  std::string scenario = d.Write("pd.txt", "step temp=70 power=15 sm=611 util=97 reasons=0x0 energy=1000000\n"
-                                           "step energy=1015000\nstep energy=1030000\nstep energy=1045000\n");
+  std::string scenario = d.Write("pd.txt",
+                                 "step temp=70 power=15 sm=611 util=97 reasons=0x0 energy=1000000\n"
+                                 "step energy=1015000\nstep energy=1030000\nstep energy=1045000\n");
   Sampled pd = Sample("pd_degraded", 4, scenario);
   ASSERT_EQ(pd.rows.size(), 4u) << pd.err;
   EXPECT_EQ(pd.rows[0].at("sm_clock_mhz"), "611");

@@ -15,7 +15,8 @@ using testing::Fixture;
 using testing::RunInProcess;
 
 void ReplaceAll(std::string& s, const std::string& from, const std::string& to) {
-  for (size_t pos = 0; (pos = s.find(from, pos)) != std::string::npos; pos += to.size()) s.replace(pos, from.size(), to);
+  for (size_t pos = 0; (pos = s.find(from, pos)) != std::string::npos; pos += to.size())
+    s.replace(pos, from.size(), to);
 }
 
 std::string Normalise(std::string s) {
@@ -78,8 +79,10 @@ TEST(PreflightGolden, WithStubNvml) {
   };
   for (const auto& c : cases) {
     for (bool json : {false, true}) {
-      std::vector<std::string> args{"--root", c.root, "--nvml", BuildArtifact("libnvidia-ml-stub.so"), "preflight",
-                                    "--site-packages", c.site};
+      std::vector<std::string> args{"--root",    c.root,
+                                    "--nvml",    BuildArtifact("libnvidia-ml-stub.so"),
+                                    "preflight", "--site-packages",
+                                    c.site};
       if (json) args.push_back("--json");
       auto r = testing::RunBinary(args, {{"SPARKOPS_STUB_NVML_MODE", c.mode}});
       EXPECT_EQ(r.rc, c.rc) << c.name << "\n" << r.out << r.err;
@@ -99,8 +102,8 @@ TEST(PreflightGolden, BadSitePackagesStillPrintsTenLinesAndExits2) {
 }
 
 TEST(PreflightGolden, RealBinaryExitCodes) {
-  auto r = testing::RunBinary({"--root", Fixture("gb10"), "preflight", "--only", "G1,G2",
-                               "--site-packages", BuildArtifact("site-packages/mixed")});
+  auto r = testing::RunBinary({"--root", Fixture("gb10"), "preflight", "--only", "G1,G2", "--site-packages",
+                               BuildArtifact("site-packages/mixed")});
   EXPECT_EQ(r.rc, 1) << r.out << r.err;
   EXPECT_NE(r.out.find("G1 FAIL"), std::string::npos);
   EXPECT_NE(r.out.find("G2 FAIL"), std::string::npos);

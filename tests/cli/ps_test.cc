@@ -44,12 +44,21 @@ TEST(Ps, GoldenJsonWithAbsentValuesOmitted) {
 }
 
 TEST(Ps, EveryScenarioExitsZeroAndNamesItsKind) {
-  const std::pair<const char*, const char*> cases[] = {
-      {"vllm-default", "vllm"},       {"vllm-kv-bytes", "vllm"},  {"sglang", "sglang"},
-      {"ollama-loaded", "ollama"},    {"llama-cpp", "llama.cpp"}, {"tgi", "tgi"},
-      {"torchrun", "torchrun"},       {"accelerate-axolotl", "accelerate"}, {"deepspeed", "deepspeed"},
-      {"trl", "trl"},                 {"torchtune", "torchtune"}, {"llamafactory", "llamafactory"},
-      {"unsloth", "unsloth"},         {"python-gpu", "python"},   {"edge", "vllm"}};
+  const std::pair<const char*, const char*> cases[] = {{"vllm-default", "vllm"},
+                                                       {"vllm-kv-bytes", "vllm"},
+                                                       {"sglang", "sglang"},
+                                                       {"ollama-loaded", "ollama"},
+                                                       {"llama-cpp", "llama.cpp"},
+                                                       {"tgi", "tgi"},
+                                                       {"torchrun", "torchrun"},
+                                                       {"accelerate-axolotl", "accelerate"},
+                                                       {"deepspeed", "deepspeed"},
+                                                       {"trl", "trl"},
+                                                       {"torchtune", "torchtune"},
+                                                       {"llamafactory", "llamafactory"},
+                                                       {"unsloth", "unsloth"},
+                                                       {"python-gpu", "python"},
+                                                       {"edge", "vllm"}};
   for (const auto& [dir, kind] : cases) {
     auto r = RunInProcess({"--root", Fixture(std::string("workloads/") + dir), "ps", "--json"});
     EXPECT_EQ(r.rc, 0) << dir << r.err;
@@ -153,9 +162,9 @@ TEST(PreflightG10, SkipFailInfoAndInputError) {
   EXPECT_EQ(info.out.rfind("G10 INFO: ", 0), 0u) << info.out;
 
   // Two files of one job: the axolotl YAML has TP=2, the launch script spans 2 machines.
-  auto combined = RunInProcess({"--root", Fixture("laptop"), "preflight", "--only", "G10", "--config",
-                                Fixture("configs/axolotl_tp2.yml"), "--config",
-                                Fixture("configs/launch_torchrun_2nodes.sh")});
+  auto combined =
+      RunInProcess({"--root", Fixture("laptop"), "preflight", "--only", "G10", "--config",
+                    Fixture("configs/axolotl_tp2.yml"), "--config", Fixture("configs/launch_torchrun_2nodes.sh")});
   EXPECT_EQ(combined.rc, 1) << combined.out;
 
   auto env = RunInProcess({"--root", Fixture("laptop"), "preflight", "--only", "G10"},

@@ -27,7 +27,9 @@ using testing::RunBinary;
 using testing::RunInProcess;
 
 std::string Stub() { return BuildArtifact("libnvidia-ml-stub.so"); }
-std::string Scenario(const std::string& n) { return std::string(SPARKOPS_TEST_SOURCE_DIR) + "/stub_nvml/scenarios/" + n; }
+std::string Scenario(const std::string& n) {
+  return std::string(SPARKOPS_TEST_SOURCE_DIR) + "/stub_nvml/scenarios/" + n;
+}
 
 /// Replaces each row's timestamp with <ts> after checking its format.
 std::string MaskTimestamps(const std::string& csv) {
@@ -53,7 +55,8 @@ void ExpectCompleteRows(const std::string& csv) {
   auto lines = SplitLines(csv);
   EXPECT_EQ(std::string(lines[0]) + "\n", CsvHeader());
   size_t cols = CsvColumns().size();
-  for (size_t i = 1; i < lines.size(); ++i) EXPECT_EQ(Split(lines[i], ',').size(), cols) << "line " << i + 1 << ": " << lines[i];
+  for (size_t i = 1; i < lines.size(); ++i)
+    EXPECT_EQ(Split(lines[i], ',').size(), cols) << "line " << i + 1 << ": " << lines[i];
 }
 
 using testing::ScopedEnv;
@@ -68,10 +71,12 @@ TEST(SampleCmd, GoldenGb10LoadScenario) {
   std::string rows = std::regex_replace(MaskTimestamps(r.out), std::regex(";?missed_slots:[0-9]+"), "");
   EXPECT_EQ(testing::CheckGolden("sample_gb10_load.csv", rows), "");
   // Events also go to stderr, with the row's timestamp; the lost GPU is explained once.
-  for (const char* e : {" event thermal_signature\n", " event throttle_start:sw_thermal\n", " event hot\n",
-                        " event throttle_start:sw_thermal+sw_power_cap\n", " event throttle_end\n", " event pd_degraded\n"})
+  for (const char* e :
+       {" event thermal_signature\n", " event throttle_start:sw_thermal\n", " event hot\n",
+        " event throttle_start:sw_thermal+sw_power_cap\n", " event throttle_end\n", " event pd_degraded\n"})
     EXPECT_NE(r.err.find(e), std::string::npos) << e << "\n" << r.err;
-  EXPECT_NE(r.err.find("GPU 0 stopped answering: NVML: GPU_IS_LOST (15); GPU columns stay empty"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("GPU 0 stopped answering: NVML: GPU_IS_LOST (15); GPU columns stay empty"), std::string::npos)
+      << r.err;
 }
 
 TEST(SampleCmd, NoGpuStillWritesMemoryRows) {
@@ -100,13 +105,15 @@ TEST(SampleCmd, BadFlagsAreUsageErrors) {
     EXPECT_EQ(r.rc, 2) << Join(args, " ") << ": " << r.err;
   }
   testing::TempDir dir;
-  auto r = RunInProcess({"--root", Fixture("laptop"), "sample", "--count", "1", "--out", dir.Write("x.csv", "a,b\n1,2\n")});
+  auto r =
+      RunInProcess({"--root", Fixture("laptop"), "sample", "--count", "1", "--out", dir.Write("x.csv", "a,b\n1,2\n")});
   EXPECT_EQ(r.rc, 2);
   EXPECT_NE(r.err.find("x.csv"), std::string::npos);
 }
 
 TEST(SampleCmd, DiskFullIsExit1WithAClearMessage) {
-  auto r = RunBinary({"--root", Fixture("gb10"), "sample", "--count", "2", "--interval", "0.001", "--out", "/dev/full"});
+  auto r =
+      RunBinary({"--root", Fixture("gb10"), "sample", "--count", "2", "--interval", "0.001", "--out", "/dev/full"});
   EXPECT_EQ(r.rc, 1) << r.err;
   EXPECT_NE(r.err.find("cannot write /dev/full: No space left on device"), std::string::npos) << r.err;
 }
@@ -155,9 +162,11 @@ std::string ReadOrEmpty(const std::string& path) {
 TEST(SampleCmd, SigtermFinishesTheRowAndExits0) {
   testing::TempDir dir;
   std::string out = dir.path() + "/t.csv";
-  pid_t pid = Spawn({"--root", Fixture("gb10"), "--nvml", Stub(), "--nvidia-smi", "none", "sample", "--interval", "0.02", "--out", out});
+  pid_t pid = Spawn({"--root", Fixture("gb10"), "--nvml", Stub(), "--nvidia-smi", "none", "sample", "--interval",
+                     "0.02", "--out", out});
   ASSERT_GT(pid, 0);
-  for (int i = 0; i < 500 && SplitLines(ReadOrEmpty(out)).size() < 3; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  for (int i = 0; i < 500 && SplitLines(ReadOrEmpty(out)).size() < 3; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
   kill(pid, SIGTERM);
   int status = 0;
   ASSERT_EQ(waitpid(pid, &status, 0), pid);
@@ -174,11 +183,13 @@ TEST(SampleCmd, KillMinus9AtRandomMomentsNeverTearsOrLosesRows) {
   size_t killed_mid_run = 0;
   for (int i = 0; i < 100; ++i) {
     size_t size0 = ReadOrEmpty(out).size();
-    pid_t pid = Spawn({"--root", Fixture("gb10"), "--nvml", Stub(), "--nvidia-smi", "none", "sample", "--interval", "0.01", "--out", out});
+    pid_t pid = Spawn({"--root", Fixture("gb10"), "--nvml", Stub(), "--nvidia-smi", "none", "sample", "--interval",
+                       "0.01", "--out", out});
     ASSERT_GT(pid, 0);
     // Wait for this run's first row (start-up is slow under sanitizers), then kill it at a random
     // moment of its sampling: between rows, inside a sample, or inside the write.
-    for (int w = 0; w < 3000 && ReadOrEmpty(out).size() == size0; ++w) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    for (int w = 0; w < 3000 && ReadOrEmpty(out).size() == size0; ++w)
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
     std::this_thread::sleep_for(std::chrono::microseconds(delay_us(rng)));
     std::string before = ReadOrEmpty(out);  // every complete row written so far must survive
     before = before.substr(0, before.rfind('\n') == std::string::npos ? 0 : before.rfind('\n') + 1);

@@ -169,9 +169,11 @@ TEST(ContentionEndToEnd, HogsStartedOutsideTheJobAreNamed) {
     }
     if (before >= 55 || j["baseline"].value("threshold_ratio", 0.0) > 2.5)
       GTEST_SKIP() << "the host was busy before the hogs started (CPU pressure " << before
-                   << " %, from other processes): the hogs' window cannot stand out; analyze said " << j["events"].dump();
+                   << " %, from other processes): the hogs' window cannot stand out; analyze said "
+                   << j["events"].dump();
     FAIL() << "no cpu_contention episode; CPU pressure before the hogs " << before << " %\n"
-           << j.dump(2) << "\n" << events;
+           << j.dump(2) << "\n"
+           << events;
   }
   const std::string evidence = (*found)["evidence"].dump();
   EXPECT_NE(evidence.find("CPU pressure"), std::string::npos) << evidence;
@@ -186,7 +188,8 @@ TEST(ContentionEndToEnd, HogsStartedOutsideTheJobAreNamed) {
     for (const auto& [pid, cores] : top)
       busier += pid != h && (!top.count(h) || cores >= top[h]);  // the other hog too: 3 places
     ASSERT_GE(busier, 3) << "hog " << h << " is missing from the evidence though fewer than 3 processes used "
-                         << "more CPU: " << evidence << "\n" << events;
+                         << "more CPU: " << evidence << "\n"
+                         << events;
     missing += " " + std::to_string(h);
   }
   if (!missing.empty())
@@ -201,8 +204,10 @@ TEST(ContentionEndToEnd, FixtureHostDrivesTheSamePipeline) {
   TempDir d;
   const std::string root = d.path() + "/root", dir = d.path() + "/r";
   std::filesystem::copy(testing::Fixture("gb10"), root, std::filesystem::copy_options::recursive);
-  d.Write("root/proc/pressure/cpu", "some avg10=2.00 avg60=2.00 avg300=2.00 total=1000\nfull avg10=0.00 avg60=0.00 avg300=0.00 total=0\n");
-  d.Write("root/proc/pressure/io", "some avg10=1.00 avg60=1.00 avg300=1.00 total=500\nfull avg10=0.50 avg60=0.50 avg300=0.50 total=200\n");
+  d.Write("root/proc/pressure/cpu",
+          "some avg10=2.00 avg60=2.00 avg300=2.00 total=1000\nfull avg10=0.00 avg60=0.00 avg300=0.00 total=0\n");
+  d.Write("root/proc/pressure/io",
+          "some avg10=1.00 avg60=1.00 avg300=1.00 total=500\nfull avg10=0.50 avg60=0.50 avg300=0.50 total=200\n");
   const std::string job = R"(
 P=$ROOT/proc; hz=$(getconf CLK_TCK); t0=${EPOCHREALTIME/./}
 put() { printf '%s' "$2" > "$1.tmp" && mv "$1.tmp" "$1"; }

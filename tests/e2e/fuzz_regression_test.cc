@@ -61,7 +61,8 @@ TEST(FuzzRegression, PressureAveragesOutsideZeroToHundredAreErrors) {
 // fuzz_guard_ledger: a `dry_run` that is not a boolean made nlohmann's value() throw type_error
 // (302), uncaught: one hostile ledger in a user's runtime directory ended the exporter.
 TEST(FuzzRegression, GuardLedgerDryRunOfAnotherTypeIsAnInputError) {
-  const std::string head = R"({"pid":4,"start_ticks":575,"mode":"run","min_available_bytes":8359549892,"max_pressure":43,)";
+  const std::string head =
+      R"({"pid":4,"start_ticks":575,"mode":"run","min_available_bytes":8359549892,"max_pressure":43,)";
   const std::string tail = R"(,"actions":[{"action":"terminate","reason":"min_available","count":1}]})";
   for (const char* bad : {R"("dry_run":[1])", R"("dry_run":"yes")", R"("dry_run":1)", R"("dry_run":null)"}) {
     auto l = guard::ParseLedger(head + bad + tail);

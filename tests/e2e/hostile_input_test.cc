@@ -41,13 +41,13 @@ TEST(NumbersFromTheCommandLine, OneParserRefusesNanInfGarbageAndOutOfRange) {
     const char* text;
     const NumberRange* range;
     std::optional<double> want;  // nullopt: refused
-  } cases[] = {{"30", &secs, 30},       {"0.5", &secs, 0.5},     {" 2 ", &secs, 2},       {"+3", &secs, 3},
-               {"1e3", &secs, 1000},    {"0.001", &secs, 0.001}, {"86400", &secs, 86400}, {"1e-10", &secs, {}},
-               {"0", &secs, {}},        {"-1", &secs, {}},       {"86401", &secs, {}},    {"nan", &secs, {}},
-               {"NaN", &secs, {}},      {"inf", &secs, {}},      {"-inf", &secs, {}},     {"infinity", &secs, {}},
-               {"1e400", &secs, {}},    {"0x10", &secs, {}},     {"12abc", &secs, {}},    {"", &secs, {}},
-               {"--", &secs, {}},       {"5", &count, 5},        {"1.5", &count, {}},     {"0", &count, {}},
-               {"1e13", &count, {}},    {"0", &positive, {}},    {"-0", &positive, {}},   {"0.1", &positive, 0.1},
+  } cases[] = {{"30", &secs, 30},      {"0.5", &secs, 0.5},     {" 2 ", &secs, 2},       {"+3", &secs, 3},
+               {"1e3", &secs, 1000},   {"0.001", &secs, 0.001}, {"86400", &secs, 86400}, {"1e-10", &secs, {}},
+               {"0", &secs, {}},       {"-1", &secs, {}},       {"86401", &secs, {}},    {"nan", &secs, {}},
+               {"NaN", &secs, {}},     {"inf", &secs, {}},      {"-inf", &secs, {}},     {"infinity", &secs, {}},
+               {"1e400", &secs, {}},   {"0x10", &secs, {}},     {"12abc", &secs, {}},    {"", &secs, {}},
+               {"--", &secs, {}},      {"5", &count, 5},        {"1.5", &count, {}},     {"0", &count, {}},
+               {"1e13", &count, {}},   {"0", &positive, {}},    {"-0", &positive, {}},   {"0.1", &positive, 0.1},
                {"100", &positive, 100}};
   for (const auto& c : cases) {
     auto v = ParseNumberFlag("--x", c.text, *c.range);
@@ -111,11 +111,16 @@ TEST(TextFlags, HostileValuesAreExit2NamingTheFlagBeforeAnythingStarts) {
     std::vector<std::string> bad;
     std::vector<std::string> after;
   } cases[] = {
-      {{"guard"}, "--min-available", {"", "nan", "inf", "-1", "0", "0%", "100%", "200%", "1e30G", "5x", "18446744073709551616"}, {}},
+      {{"guard"},
+       "--min-available",
+       {"", "nan", "inf", "-1", "0", "0%", "100%", "200%", "1e30G", "5x", "18446744073709551616"},
+       {}},
       {{"run", "--out", d.path() + "/r1"}, "--min-available", {"", "nan", "-8G", "6%%"}, {"--", "touch", marker}},
       {{"analyze", "--log", log}, "--step-format", {"", "nan", "x{", "{nope}", std::string(3000, 'a')}, {}},
-      {{"run", "--out", d.path() + "/r2"}, "--plan-args",
-       {"", "--nonsense", "llama-3.1-8b --seq nan", "no-such-model-xyz", "llama-3.1-8b --method nope"}, {"--", "touch", marker}},
+      {{"run", "--out", d.path() + "/r2"},
+       "--plan-args",
+       {"", "--nonsense", "llama-3.1-8b --seq nan", "no-such-model-xyz", "llama-3.1-8b --method nope"},
+       {"--", "touch", marker}},
   };
   for (const auto& c : cases) {
     for (const std::string& v : c.bad) {
@@ -135,8 +140,9 @@ TEST(TextFlags, HostileValuesAreExit2NamingTheFlagBeforeAnythingStarts) {
 // format: never -1, never wrapped, never a signed overflow.
 TEST(LargestByteCounts, PrintUnsignedInEveryFormat) {
   TempDir d;
-  d.Write("root/proc/meminfo", "MemTotal: 18014398509481983 kB\nMemFree: 18014398509481983 kB\n"
-                               "MemAvailable: 18014398509481983 kB\nCached: 0 kB\nBuffers: 0 kB\nShmem: 0 kB\n");
+  d.Write("root/proc/meminfo",
+          "MemTotal: 18014398509481983 kB\nMemFree: 18014398509481983 kB\n"
+          "MemAvailable: 18014398509481983 kB\nCached: 0 kB\nBuffers: 0 kB\nShmem: 0 kB\n");
   const std::vector<std::string> g = {"--root", d.path() + "/root", "--nvml", "none", "--nvidia-smi", "none"};
   auto with = [&](std::vector<std::string> rest) {
     std::vector<std::string> a = g;
@@ -214,11 +220,13 @@ TEST(FilesThatAreNotRegularFiles, AreRefusedAtOnceNamingWhatTheyAre) {
   ASSERT_EQ(::symlink("/dev/zero", (d.path() + "/site/evil/zero.so").c_str()), 0);
   std::filesystem::create_directories(d.path() + "/site/evil/dir.so");
   auto t0 = std::chrono::steady_clock::now();
-  auto pf = RunBinary({"--root", Fixture("gb10"), "--json", "preflight", "--only", "G1", "--site-packages", d.path() + "/site"},
+  auto pf = RunBinary({"--root", Fixture("gb10"), "--json", "preflight", "--only", "G1", "--site-packages",
+                       d.path() + "/site"},
                       {}, 20000);
   EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(5));
   for (const char* so : {"fifo.so", "zero.so", "dir.so"})
-    EXPECT_NE(pf.out.find(std::string(so) + ": not a regular file"), std::string::npos) << so << "\n" << pf.out << pf.err;
+    EXPECT_NE(pf.out.find(std::string(so) + ": not a regular file"), std::string::npos) << so << "\n"
+                                                                                        << pf.out << pf.err;
   // An output FIFO nobody reads, and a FIFO as the NVML library: no hang.
   auto out = RunBinary({"--root", Fixture("gb10"), "sample", "--count", "1", "--out", fifo.path()}, {}, 20000);
   EXPECT_EQ(out.rc, 2) << out.err;
@@ -359,8 +367,12 @@ TEST(Encodings, Utf16IsNamedAndAUtf8BomKeepsStepOne) {
                {"\xFE\xFF\0i\0t"sv, "UTF-16 big-endian text (byte-order mark"},
                {"\xFF\xFE\0\0i\0\0\0"sv, "UTF-32 little-endian"},
                {"\0\0\xFE\xFF"sv, "UTF-32 big-endian"},
-               {"i\0t\0e\0r\0 \0""1\0"sv, "UTF-16 little-endian text (no byte-order mark"},
-               {"\0i\0t\0e\0r\0 \0""1"sv, "UTF-16 big-endian text (no byte-order mark"},
+               {"i\0t\0e\0r\0 \0"
+                "1\0"sv,
+                "UTF-16 little-endian text (no byte-order mark"},
+               {"\0i\0t\0e\0r\0 \0"
+                "1"sv,
+                "UTF-16 big-endian text (no byte-order mark"},
                {"\xEF\xBB\xBFiter 1: loss"sv, nullptr},
                {"iter 1: loss 2.0\n"sv, nullptr},
                {"i\0"sv, nullptr},
@@ -412,9 +424,11 @@ TEST(DiskFull, RunMarksTheGapAndExitsNonZeroAndNoTemporaryIsLeft) {
   std::string bin = testing::SparkopsBin();
   // The job prints ~600 KB into a 256 KiB file system, then exits 0.
   auto r = InSmallTmpfs(d.path(), "256k",
-                        "'" + bin + "' --root '" + Fixture("gb10") + "' run --interval 0.05 --out \"$D/run\" -- sh -c "
-                        "'i=0; while [ $i -lt 6000 ]; do echo \"step $i loss 1.0 padding-padding-padding-padding-padding-padding-padding-padding\"; i=$((i+1)); done'; "
-                        "echo rc=$?; ls -a \"$D/run\"");
+                        "'" + bin + "' --root '" + Fixture("gb10") +
+                            "' run --interval 0.05 --out \"$D/run\" -- sh -c "
+                            "'i=0; while [ $i -lt 6000 ]; do echo \"step $i loss 1.0 "
+                            "padding-padding-padding-padding-padding-padding-padding-padding\"; i=$((i+1)); done'; "
+                            "echo rc=$?; ls -a \"$D/run\"");
   if (r.rc == 77 || r.out.find("Operation not permitted") != std::string::npos) GTEST_SKIP() << r.out;
   EXPECT_NE(r.out.find("rc=1"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("could not be written"), std::string::npos) << r.out;
@@ -431,7 +445,8 @@ TEST(DiskFull, WholeFileWritesLeaveNoTemporaryAndKeepTheOldFile) {
   for (const auto& e : testing::TargetEmulator()) emu += "'" + e + "' ";
   auto r = InSmallTmpfs(d.path(), "16k",
                         "echo old > \"$D/r.html\"; head -c 12000 /dev/zero > \"$D/fill\"; " + emu + "'" + bin +
-                            "' analyze --log '" + log + "' --html \"$D/r.html\"; echo rc=$?; ls -a \"$D\"; cat \"$D/r.html\"");
+                            "' analyze --log '" + log +
+                            "' --html \"$D/r.html\"; echo rc=$?; ls -a \"$D\"; cat \"$D/r.html\"");
   if (r.rc == 77 || r.out.find("Operation not permitted") != std::string::npos) GTEST_SKIP() << r.out;
   EXPECT_NE(r.out.find("rc=1"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("No space left on device"), std::string::npos) << r.out;

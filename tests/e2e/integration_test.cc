@@ -12,8 +12,7 @@ using testing::RunInProcess;
 TEST(Integration, ExporterUsesPsClassification) {
   auto r = RunInProcess({"--root", Fixture("gb10"), "exporter", "--once"});
   ASSERT_EQ(r.rc, 0) << r.err;
-  EXPECT_NE(r.out.find("sparkops_workload_running{kind=\"vllm\",pid=\"2101\",verdict=\"capped\"} 1"),
-            std::string::npos)
+  EXPECT_NE(r.out.find("sparkops_workload_running{kind=\"vllm\",pid=\"2101\",verdict=\"capped\"} 1"), std::string::npos)
       << r.out;
   EXPECT_NE(r.out.find("sparkops_collector_success{collector=\"workloads\"} 1"), std::string::npos);
   auto ps = RunInProcess({"--root", Fixture("gb10"), "ps", "--json"});

@@ -19,7 +19,8 @@ namespace fs = std::filesystem;
 
 TEST(Security, NoShellEntryPointInTheSource) {
   // Commands run through RunCommand/ChildProcess with an argv (posix_spawn/exec*v): never a shell.
-  const std::regex shell(R"((^|[^A-Za-z_])(system|popen|execl|execlp|wordexp)\s*\(|"/bin/sh"|"sh",\s*"-c"|"bash",\s*"-c")");
+  const std::regex shell(
+      R"((^|[^A-Za-z_])(system|popen|execl|execlp|wordexp)\s*\(|"/bin/sh"|"sh",\s*"-c"|"bash",\s*"-c")");
   const fs::path src = fs::path(SPARKOPS_TEST_SOURCE_DIR).parent_path() / "src";
   ASSERT_TRUE(fs::is_directory(src)) << src;
   int files = 0;

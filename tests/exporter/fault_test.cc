@@ -11,9 +11,9 @@
 
 #include "exporter/server.h"
 #include "exporter_child.h"
-#include "http_client.h"
 #include "host/hostfs.h"
 #include "host/proctable.h"
+#include "http_client.h"
 #include "test_util.h"
 
 namespace sparkops::testing {
@@ -32,7 +32,9 @@ class ExporterFault : public ::testing::Test {
     }
   }
   int port() const { return port_; }
-  int Connect(bool nonblocking, const std::string& source = "") const { return ConnectLoopback(port_, source, nonblocking); }
+  int Connect(bool nonblocking, const std::string& source = "") const {
+    return ConnectLoopback(port_, source, nonblocking);
+  }
   /// One scrape on a fresh connection; milliseconds it took, or -1 when it failed.
   long TimedScrape() const {
     auto t0 = std::chrono::steady_clock::now();
@@ -122,7 +124,8 @@ class SlowSwarm {
           s.next_send = now + std::chrono::seconds(1);
         }
         if (!closed) continue;
-        if (s.first) s.first_closed_after_ms = std::chrono::duration_cast<std::chrono::milliseconds>(now - s.connected).count();
+        if (s.first)
+          s.first_closed_after_ms = std::chrono::duration_cast<std::chrono::milliseconds>(now - s.connected).count();
         s.first = false;
         if (s.fd >= 0) close(s.fd);
         Open(s);
@@ -328,8 +331,8 @@ TEST_F(ExporterFault, IdleConnectionsAndAHeaderFloodKeepMemoryBounded) {
   for (int fd : idle)
     if (fd >= 0) close(fd);
   EXPECT_LT(rss_peak, *rss_before + (4u << 20)) << "RSS before " << *rss_before << " peak " << rss_peak;
-  std::printf("%d idle connections + a header flood (%.1f MiB sent before the close): RSS %.2f -> peak %.2f MiB\n", kIdle,
-              sent / 1048576.0, *rss_before / 1048576.0, rss_peak / 1048576.0);
+  std::printf("%d idle connections + a header flood (%.1f MiB sent before the close): RSS %.2f -> peak %.2f MiB\n",
+              kIdle, sent / 1048576.0, *rss_before / 1048576.0, rss_peak / 1048576.0);
 }
 
 }  // namespace

@@ -60,15 +60,15 @@ TEST(HttpRequestHead, IncompleteWantsMore) {
 }
 
 TEST(HttpRequestHead, MalformedIsRejected400) {
-  for (const std::string& in : std::vector<std::string>{"garbage\r\n\r\n", "GET /metrics HTTP/9.9\r\n\r\n", "BREW /metrics HTTP/1.1\r\n\r\n",
-                         "get / HTTP/1.1\r\n\r\n", "GET  / HTTP/1.1\r\n\r\n", "GET / HTTP/1.1 \r\n\r\n",
-                         "GET HTTP/1.1\r\n\r\n", "GET ? HTTP/1.0\r\n\r\n" /* fuzz: no path */, "GET ?x=1 HTTP/1.1\r\n\r\n",
-                         "GET / HTTP/1.1\r\n folded\r\n\r\n", "GET / HTTP/1.1\r\nNoColon\r\n\r\n",
-                         "GET / HTTP/1.1\r\nBad Name: v\r\n\r\n", "GET / HTTP/1.1\r\nName : v\r\n\r\n",
-                         "GET / HTTP/1.1\r\nContent-Length: x\r\n\r\n", "GET / HTTP/1.1\r\nContent-Length: -1\r\n\r\n",
-                         "GET / HTTP/1.1\r\nContent-Length: 1\r\nContent-Length: 1\r\n\r\n",
-                         "GET / HTTP/1.1\r\nX: a\x01z\r\n\r\n", std::string("GET /\0 HTTP/1.1\r\n\r\n", 19),
-                         std::string("\x00\x01\x02\xff\r\n\r\n", 8)}) {
+  for (const std::string& in : std::vector<std::string>{
+           "garbage\r\n\r\n", "GET /metrics HTTP/9.9\r\n\r\n", "BREW /metrics HTTP/1.1\r\n\r\n",
+           "get / HTTP/1.1\r\n\r\n", "GET  / HTTP/1.1\r\n\r\n", "GET / HTTP/1.1 \r\n\r\n", "GET HTTP/1.1\r\n\r\n",
+           "GET ? HTTP/1.0\r\n\r\n" /* fuzz: no path */, "GET ?x=1 HTTP/1.1\r\n\r\n",
+           "GET / HTTP/1.1\r\n folded\r\n\r\n", "GET / HTTP/1.1\r\nNoColon\r\n\r\n",
+           "GET / HTTP/1.1\r\nBad Name: v\r\n\r\n", "GET / HTTP/1.1\r\nName : v\r\n\r\n",
+           "GET / HTTP/1.1\r\nContent-Length: x\r\n\r\n", "GET / HTTP/1.1\r\nContent-Length: -1\r\n\r\n",
+           "GET / HTTP/1.1\r\nContent-Length: 1\r\nContent-Length: 1\r\n\r\n", "GET / HTTP/1.1\r\nX: a\x01z\r\n\r\n",
+           std::string("GET /\0 HTTP/1.1\r\n\r\n", 19), std::string("\x00\x01\x02\xff\r\n\r\n", 8)}) {
     RequestHead h = ParseRequestHead(in);
     EXPECT_EQ(h.status, S::kReject) << in;
     EXPECT_EQ(h.reject_status, 400) << in;

@@ -28,10 +28,8 @@ std::optional<std::string> FindPrometheus() {
 nlohmann::json Query(int port, const std::string& promql) {
   std::string query;
   for (unsigned char ch : promql) {
-    if (std::isalnum(ch) || ch == '-' || ch == '_' || ch == '.' || ch == '~')
-      query += static_cast<char>(ch);
-    else
-      query += fmt::format("%{:02X}", ch);
+    if (std::isalnum(ch) || ch == '-' || ch == '_' || ch == '.' || ch == '~') query += static_cast<char>(ch);
+    else query += fmt::format("%{:02X}", ch);
   }
   testing::HttpClient c(port);
   c.set_read_timeout(2);
@@ -56,14 +54,16 @@ TEST(ExporterPrometheus, RealPrometheusScrapesFixtureMemory) {
   target = target.substr(0, target.find('/'));
 
   testing::TempDir dir;
-  dir.Write("prometheus.yml", "global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\n"
-                              "scrape_configs:\n  - job_name: sparkops\n    static_configs:\n"
-                              "      - targets: ['" + target + "']\n");
+  dir.Write("prometheus.yml",
+            "global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\n"
+            "scrape_configs:\n  - job_name: sparkops\n    static_configs:\n"
+            "      - targets: ['" +
+                target + "']\n");
   int port = testing::FreeLoopbackPort();
   ASSERT_GT(port, 0);
   Child prometheus({*prom, "--config.file=" + dir.path() + "/prometheus.yml",
-                    "--storage.tsdb.path=" + dir.path() + "/data", "--web.listen-address=127.0.0.1:" + std::to_string(port),
-                    "--log.level=error"},
+                    "--storage.tsdb.path=" + dir.path() + "/data",
+                    "--web.listen-address=127.0.0.1:" + std::to_string(port), "--log.level=error"},
                    dir.path() + "/prometheus.log");
   ASSERT_TRUE(prometheus.started());
 

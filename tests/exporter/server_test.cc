@@ -34,10 +34,10 @@ TEST(ExporterRoute, MethodsAndPaths) {
     const char* method;
     const char* path;
     int status;
-  } cases[] = {{"GET", "/metrics", 200}, {"HEAD", "/metrics", 200}, {"GET", "/", 200},
-               {"POST", "/metrics", 405}, {"PUT", "/", 405},       {"DELETE", "/metrics", 405},
+  } cases[] = {{"GET", "/metrics", 200},     {"HEAD", "/metrics", 200}, {"GET", "/", 200},
+               {"POST", "/metrics", 405},    {"PUT", "/", 405},         {"DELETE", "/metrics", 405},
                {"OPTIONS", "/metrics", 405}, {"GET", "/metrics/", 404}, {"GET", "/favicon.ico", 404},
-               {"POST", "/nope", 404},    {"GET", "", 404},        {"GET", "/METRICS", 404}};
+               {"POST", "/nope", 404},       {"GET", "", 404},          {"GET", "/METRICS", 404}};
   for (const Case& c : cases) {
     HttpReply r = Route(c.method, c.path, metrics);
     EXPECT_EQ(r.status, c.status) << c.method << " " << c.path;
@@ -59,8 +59,8 @@ TEST(ExporterListen, ParsesAndRejects) {
   ASSERT_TRUE(v6.has_value());
   EXPECT_EQ(v6->host, "::1");
   EXPECT_EQ(v6->port, 0);
-  for (const char* bad : {"", "9842", ":9842", "127.0.0.1:", "127.0.0.1:65536", "127.0.0.1:-1", "::1:80",
-                          "[::1]9842", "host:port"}) {
+  for (const char* bad :
+       {"", "9842", ":9842", "127.0.0.1:", "127.0.0.1:65536", "127.0.0.1:-1", "::1:80", "[::1]9842", "host:port"}) {
     auto r = ParseListenAddress(bad);
     ASSERT_FALSE(r.has_value()) << bad;
     EXPECT_NE(r.error().message.find("--listen"), std::string::npos);
@@ -284,8 +284,8 @@ TEST(ExporterBinary, WideBindWarnsAndSigintStops) {
 }
 
 TEST(ExporterBinary, PortInUseIsAProblemExit) {
-  Child first(testing::TargetArgv({SparkopsBin(), "--root", Fixture("gb10"), "exporter", "--listen", "127.0.0.1:0",
-                                   "--preflight-interval", "0"}));
+  Child first(testing::TargetArgv(
+      {SparkopsBin(), "--root", Fixture("gb10"), "exporter", "--listen", "127.0.0.1:0", "--preflight-interval", "0"}));
   auto line = first.ReadLine(10000);
   ASSERT_TRUE(line.has_value());
   std::string port = line->substr(line->find("127.0.0.1:") + 10);
@@ -372,9 +372,11 @@ TEST(ExporterBinary, RawRequestsFromTheFuzzCorpusGetWellFormedStatusLines) {
       {"lf only", "GET /metrics HTTP/1.1\nHost: x\n\n", {}},
       {"incomplete", "GET /metrics HTTP/1.1\r\nHost:", {}},
   };
-  const std::map<std::string, std::vector<int>> corpus_want = {
-      {"body", {405}}, {"pipelined_10", {200, 200}}, {"prometheus_scrape", {200}}};
-  for (const auto& e : std::filesystem::directory_iterator(std::string(SPARKOPS_TEST_SOURCE_DIR) + "/../fuzz/corpus/http_request")) {
+  const std::map<std::string, std::vector<int>> corpus_want = {{"body", {405}},
+                                                               {"pipelined_10", {200, 200}},
+                                                               {"prometheus_scrape", {200}}};
+  for (const auto& e :
+       std::filesystem::directory_iterator(std::string(SPARKOPS_TEST_SOURCE_DIR) + "/../fuzz/corpus/http_request")) {
     auto it = corpus_want.find(e.path().filename().string());
     cases.push_back({"corpus " + e.path().filename().string(), testing::ReadFileOrDie(e.path().string()),
                      it == corpus_want.end() ? std::vector<int>{} : it->second});

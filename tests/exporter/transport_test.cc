@@ -62,7 +62,8 @@ TEST_F(ExporterTransport, HeadOverEightKibIsRefusedAndClosed) {
              std::string many;
              for (int i = 0; i < 1000; ++i) many += "X-H" + std::to_string(i) + ": v\r\n";
              return many;
-           }() + "\r\n",
+           }() +
+           "\r\n",
        431},
   };
   for (const Case& c : cases) {
@@ -99,9 +100,12 @@ TEST_F(ExporterTransport, PipelinedRequestsAreAnsweredInOrder) {
     int status;
     bool head;
     const char* body_has;
-  } want[] = {{200, false, "sparkops_memory_total_bytes"}, {200, false, "href=\"/metrics\""},
-              {404, false, "not found"},                     {200, true, ""},
-              {405, false, "method not allowed"},            {200, false, "sparkops_memory_total_bytes"}};
+  } want[] = {{200, false, "sparkops_memory_total_bytes"},
+              {200, false, "href=\"/metrics\""},
+              {404, false, "not found"},
+              {200, true, ""},
+              {405, false, "method not allowed"},
+              {200, false, "sparkops_memory_total_bytes"}};
   for (size_t i = 0; i < std::size(want); ++i) {
     auto r = ReadReply(fd, buf, 3000, want[i].head);
     ASSERT_TRUE(r.has_value()) << "reply " << i << " missing";
@@ -123,7 +127,7 @@ TEST_F(ExporterTransport, LongPipelineUpToTheRequestLimit) {
   Start();
   const size_t limit = ServerLimits{}.keep_alive_max;
   std::string all;
-  for (size_t i = 0; i < limit + 20; ++i) 
+  for (size_t i = 0; i < limit + 20; ++i)
     all += "GET /?n=" + std::to_string(i) + " HTTP/1.1\r\nHost: x\r\nX-Pad: " + std::string(64, 'p') + "\r\n\r\n";
   ASSERT_GT(all.size(), kMaxRequestHead);
   int fd = ConnectLoopback(port_);
@@ -178,7 +182,8 @@ TEST_F(ExporterTransport, ConnectionCapsAndAWayInForANewClient) {
 TEST(ExporterTransportCli, CapFlagsAreChecked) {
   for (auto args : std::vector<std::vector<std::string>>{{"exporter", "--max-connections", "0"},
                                                          {"exporter", "--max-connections", "70000"},
-                                                         {"exporter", "--max-connections", "8", "--max-connections-per-client", "9"},
+                                                         {"exporter", "--max-connections", "8",
+                                                          "--max-connections-per-client", "9"},
                                                          {"exporter", "--max-connections-per-client", "0"}}) {
     auto r = RunInProcess(args);
     EXPECT_EQ(r.rc, 2) << args[2];

@@ -51,15 +51,18 @@ TEST(GuardLedger, JsonRoundTripAndErrorsNameTheField) {
       {R"({"pid":1,"start_ticks":1,"mode":"x","min_available_bytes":1,"actions":[]})", "field mode"},
       {R"({"pid":1,"start_ticks":1,"mode":"run","min_available_bytes":1.5,"actions":[]})", "field min_available_bytes"},
       {R"({"pid":1,"start_ticks":1,"mode":"run","min_available_bytes":1})", "field actions"},
-      {R"({"pid":1,"start_ticks":1,"mode":"run","min_available_bytes":1,"actions":[{"action":"kill"}]})", "field actions"},
+      {R"({"pid":1,"start_ticks":1,"mode":"run","min_available_bytes":1,"actions":[{"action":"kill"}]})",
+       "field actions"},
       {R"({"pid":1,"start_ticks":1,"mode":"run","min_available_bytes":1,"actions":[{"action":"kill","reason":"pressure","count":-2}]})",
        "field actions"},
       {R"({"pid":1,"start_ticks":1,"mode":"run","min_available_bytes":1,"actions":[{"action":"x","reason":"pressure","count":2}]})",
        "unknown action 'x'"},
       {R"({"pid":1,"start_ticks":1,"mode":"run","min_available_bytes":1,"actions":[{"action":"kill","reason":"y","count":2}]})",
        "unknown reason 'y'"},
-      {R"({"pid":1,"start_ticks":1,"mode":"run","min_available_bytes":1,"max_pressure":1e400,"actions":[]})", "JSON object"},
-      {R"({"pid":1,"start_ticks":1,"mode":"run","min_available_bytes":1,"max_pressure":101,"actions":[]})", "field max_pressure"},
+      {R"({"pid":1,"start_ticks":1,"mode":"run","min_available_bytes":1,"max_pressure":1e400,"actions":[]})",
+       "JSON object"},
+      {R"({"pid":1,"start_ticks":1,"mode":"run","min_available_bytes":1,"max_pressure":101,"actions":[]})",
+       "field max_pressure"},
   };
   for (const auto& [text, field] : bad) {
     auto r = guard::ParseLedger(text);
@@ -82,15 +85,18 @@ TEST(GuardMetrics, CountersSumEveryLedgerFromZeroAndFloorsAreTheLiveGuards) {
   b.actions[{"kill", "pressure"}] = 1;
   c.max_pressure.reset();
   auto points = GuardMetricPoints({{a, false}, {b, true}, {c, true}});
-  auto value = [&](const char* family, std::vector<std::pair<std::string, std::string>> labels) -> std::optional<double> {
+  auto value = [&](const char* family,
+                   std::vector<std::pair<std::string, std::string>> labels) -> std::optional<double> {
     for (const MetricPoint& p : points)
       if (std::string(p.family) == family && p.labels == labels) return p.value;
     return std::nullopt;
   };
   const char* kA = "sparkops_memory_guard_actions_total";
-  EXPECT_EQ(value(kA, {{"mode", "run"}, {"action", "terminate"}, {"reason", "min_available"}}), 3.0) << "exited guards still count";
+  EXPECT_EQ(value(kA, {{"mode", "run"}, {"action", "terminate"}, {"reason", "min_available"}}), 3.0)
+      << "exited guards still count";
   EXPECT_EQ(value(kA, {{"mode", "run"}, {"action", "kill"}, {"reason", "pressure"}}), 1.0);
-  EXPECT_EQ(value(kA, {{"mode", "host"}, {"action", "flush"}, {"reason", "pressure"}}), 0.0) << "seeded at 0 for increase()";
+  EXPECT_EQ(value(kA, {{"mode", "host"}, {"action", "flush"}, {"reason", "pressure"}}), 0.0)
+      << "seeded at 0 for increase()";
   EXPECT_FALSE(value(kA, {{"mode", "host"}, {"action", "would_terminate"}, {"reason", "min_available"}}));
   const char* kF = "sparkops_memory_guard_min_available_bytes";
   EXPECT_FALSE(value(kF, {{"mode", "run"}, {"pid", "10"}})) << "a guard that exited has no floor in force";
@@ -101,7 +107,8 @@ TEST(GuardMetrics, CountersSumEveryLedgerFromZeroAndFloorsAreTheLiveGuards) {
 }
 
 std::string Stat(uint32_t pid, uint64_t start) {
-  return std::to_string(pid) + " (sparkops) S 1 1 1 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 " + std::to_string(start) + " 0 0\n";
+  return std::to_string(pid) + " (sparkops) S 1 1 1 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 " + std::to_string(start) +
+         " 0 0\n";
 }
 
 TEST(GuardMetrics, ExporterReadsTheLedgersUnderItsRoot) {
@@ -116,18 +123,26 @@ TEST(GuardMetrics, ExporterReadsTheLedgersUnderItsRoot) {
   d.Write("root/run/user/1000/sparkops/guard/200.json", guard::LedgerJson(gone));
   d.Write("root/run/user/1000/sparkops/guard/300.json", guard::LedgerJson(reused));
   d.Write("root/run/user/1000/sparkops/guard/300.json.tmp.7", "{half");  // a temporary: not a ledger
-  auto r = testing::RunInProcess({"--root", d.path() + "/root", "--nvml", "none", "--nvidia-smi", "none", "exporter", "--once"});
+  auto r = testing::RunInProcess(
+      {"--root", d.path() + "/root", "--nvml", "none", "--nvidia-smi", "none", "exporter", "--once"});
   ASSERT_EQ(r.rc, 0) << r.err;
-  EXPECT_NE(r.out.find("sparkops_memory_guard_actions_total{mode=\"host\",action=\"terminate\",reason=\"min_available\"} 1\n"),
-            std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("sparkops_memory_guard_actions_total{mode=\"run\",action=\"kill\",reason=\"min_available\"} 4\n"),
+  EXPECT_NE(r.out.find(
+                "sparkops_memory_guard_actions_total{mode=\"host\",action=\"terminate\",reason=\"min_available\"} 1\n"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find(
+                "sparkops_memory_guard_actions_total{mode=\"run\",action=\"kill\",reason=\"min_available\"} 4\n"),
             std::string::npos);
-  EXPECT_NE(r.out.find("sparkops_memory_guard_min_available_bytes{mode=\"host\",pid=\"100\"} 8589934592\n"), std::string::npos);
-  EXPECT_EQ(r.out.find("sparkops_memory_guard_min_available_bytes{mode=\"run\""), std::string::npos) << "200 gone, 300 reused";
+  EXPECT_NE(r.out.find("sparkops_memory_guard_min_available_bytes{mode=\"host\",pid=\"100\"} 8589934592\n"),
+            std::string::npos);
+  EXPECT_EQ(r.out.find("sparkops_memory_guard_min_available_bytes{mode=\"run\""), std::string::npos)
+      << "200 gone, 300 reused";
   EXPECT_NE(r.out.find("sparkops_collector_success{collector=\"guard\"} 1\n"), std::string::npos);
 
-  d.Write("root/run/sparkops/guard/999.json", "{\"pid\": \"x\"}");  // a malformed ledger fails the collector, not the rest
-  r = testing::RunInProcess({"--root", d.path() + "/root", "--nvml", "none", "--nvidia-smi", "none", "exporter", "--once"});
+  d.Write("root/run/sparkops/guard/999.json",
+          "{\"pid\": \"x\"}");  // a malformed ledger fails the collector, not the rest
+  r = testing::RunInProcess(
+      {"--root", d.path() + "/root", "--nvml", "none", "--nvidia-smi", "none", "exporter", "--once"});
   ASSERT_EQ(r.rc, 0) << r.err;
   EXPECT_NE(r.out.find("sparkops_collector_success{collector=\"guard\"} 0\n"), std::string::npos) << r.out;
   EXPECT_NE(r.err.find("collector guard: /run/sparkops/guard/999.json: field pid"), std::string::npos) << r.err;
@@ -139,7 +154,8 @@ TEST(GuardMetrics, ExporterReadsTheLedgersUnderItsRoot) {
   ASSERT_EQ(::mkfifo((d.path() + "/root/run/user/1000/sparkops/guard/500.json").c_str(), 0600), 0);
   ASSERT_EQ(::symlink("/dev/zero", (d.path() + "/root/run/user/1000/sparkops/guard/600.json").c_str()), 0);
   const auto t0 = std::chrono::steady_clock::now();
-  r = testing::RunInProcess({"--root", d.path() + "/root", "--nvml", "none", "--nvidia-smi", "none", "exporter", "--once"});
+  r = testing::RunInProcess(
+      {"--root", d.path() + "/root", "--nvml", "none", "--nvidia-smi", "none", "exporter", "--once"});
   EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(5));
   ASSERT_EQ(r.rc, 0) << r.err;
   EXPECT_NE(r.out.find("sparkops_collector_success{collector=\"guard\"} 0\n"), std::string::npos) << r.out;
@@ -150,15 +166,16 @@ TEST(GuardMetrics, ExporterReadsTheLedgersUnderItsRoot) {
 // A real `sparkops guard` keeps its ledger in SPARKOPS_GUARD_LEDGER: a start state, then each action.
 TEST(GuardLedger, StandaloneGuardCountsItsActions) {
   testing::TempDir d;
-  d.Write("root/proc/meminfo", "MemTotal: 33554432 kB\nMemAvailable: 1048576 kB\nCached: 0 kB\nBuffers: 0 kB\nShmem: 0 kB\n");
+  d.Write("root/proc/meminfo",
+          "MemTotal: 33554432 kB\nMemAvailable: 1048576 kB\nCached: 0 kB\nBuffers: 0 kB\nShmem: 0 kB\n");
   const std::string dir = d.path() + "/ledgers";
   const std::string tag = "ledgertest-" + std::to_string(::getpid());
   auto victim = SpawnChild({"bash", "-c", "exec -a " + tag + " sleep 600"}, false);
   ASSERT_TRUE(victim);
   std::this_thread::sleep_for(300ms);
   testing::ScopedEnv env("SPARKOPS_GUARD_LEDGER", dir);
-  pid_t g = testing::SpawnSparkops({"--root", d.path() + "/root", "--nvml", "none", "--nvidia-smi", "none", "guard", "--only",
-                                    tag, "--grace", "1"},
+  pid_t g = testing::SpawnSparkops({"--root", d.path() + "/root", "--nvml", "none", "--nvidia-smi", "none", "guard",
+                                    "--only", tag, "--grace", "1"},
                                    {.out = d.path() + "/guard.out", .err = d.path() + "/guard.err"});
   ASSERT_GT(g, 0);
   int st = 0;
@@ -183,7 +200,8 @@ TEST(GuardLedger, NoLedgerWhenTheDirectoryCannotBeMadeAndTheGuardGoesOn) {
   testing::TempDir d;
   d.Write("root/proc/meminfo", "MemTotal: 33554432 kB\nMemAvailable: 16777216 kB\n");
   const std::string file = d.Write("plain", "x");
-  auto r = testing::RunBinary({"--root", d.path() + "/root", "--nvml", "none", "--nvidia-smi", "none", "guard", "--only", "nothing"},
+  auto r = testing::RunBinary({"--root", d.path() + "/root", "--nvml", "none", "--nvidia-smi", "none", "guard",
+                               "--only", "nothing"},
                               {{"SPARKOPS_GUARD_LEDGER", file + "/sub"}}, 3000);
   EXPECT_NE(r.err.find("no ledger"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find(file + "/sub"), std::string::npos) << r.err;

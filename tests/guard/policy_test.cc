@@ -23,15 +23,19 @@ TEST(GuardParseFloor, Table) {
     std::optional<double> pct;
   };
   const Case cases[] = {
-      {"8G", true, 8 * kGiB, {}},        {"512M", true, 512 * kMiB, {}},  {"6%", true, {}, 6.0},
-      {"1.5G", true, 3 * kGiB / 2, {}},  {"4096K", true, 4 * kMiB, {}},   {"8GiB", true, 8 * kGiB, {}},
-      {"8gb", true, 8 * kGiB, {}},       {"1T", true, 1024 * kGiB, {}},   {"1048576", true, kMiB, {}},
-      {" 2G ", true, 2 * kGiB, {}},      {"0.5%", true, {}, 0.5},         {"", false, {}, {}},
-      {"0", false, {}, {}},              {"-1G", false, {}, {}},          {"0%", false, {}, {}},
-      {"100%", false, {}, {}},           {"150%", false, {}, {}},         {"nan", false, {}, {}},
-      {"inf", false, {}, {}},            {"nanG", false, {}, {}},         {"G", false, {}, {}},
-      {"%", false, {}, {}},              {"8X", false, {}, {}},           {"99999999P", false, {}, {}},
-      {"2000000T", false, {}, {}},       {"8 G B", false, {}, {}},
+      {"8G", true, 8 * kGiB, {}},    {"512M", true, 512 * kMiB, {}},
+      {"6%", true, {}, 6.0},         {"1.5G", true, 3 * kGiB / 2, {}},
+      {"4096K", true, 4 * kMiB, {}}, {"8GiB", true, 8 * kGiB, {}},
+      {"8gb", true, 8 * kGiB, {}},   {"1T", true, 1024 * kGiB, {}},
+      {"1048576", true, kMiB, {}},   {" 2G ", true, 2 * kGiB, {}},
+      {"0.5%", true, {}, 0.5},       {"", false, {}, {}},
+      {"0", false, {}, {}},          {"-1G", false, {}, {}},
+      {"0%", false, {}, {}},         {"100%", false, {}, {}},
+      {"150%", false, {}, {}},       {"nan", false, {}, {}},
+      {"inf", false, {}, {}},        {"nanG", false, {}, {}},
+      {"G", false, {}, {}},          {"%", false, {}, {}},
+      {"8X", false, {}, {}},         {"99999999P", false, {}, {}},
+      {"2000000T", false, {}, {}},   {"8 G B", false, {}, {}},
   };
   for (const auto& c : cases) {
     auto s = ParseFloor(c.text);
@@ -77,31 +81,39 @@ TEST(GuardDecide, Table) {
       {"above the floor", false, {{At(0, 9 * kGiB), Action::kNone, Reason::kNone}}},
       {"exactly the floor is not below it", false, {{At(0, 8 * kGiB), Action::kNone, Reason::kNone}}},
       {"below: stop", false, {{At(0, 8 * kGiB - 1), Action::kStop, Reason::kFloor}}},
-      {"below, cache would help but no flush allowed", false,
+      {"below, cache would help but no flush allowed",
+       false,
        {{At(0, 2 * kGiB, 10 * kGiB), Action::kStop, Reason::kFloor}}},
-      {"below, flush allowed and enough cache: flush, then stop if still below", true,
+      {"below, flush allowed and enough cache: flush, then stop if still below",
+       true,
        {{At(0, 2 * kGiB, 10 * kGiB), Action::kFlush, Reason::kFloor},
         {At(0.1, 3 * kGiB, 1 * kGiB), Action::kStop, Reason::kFloor}}},
-      {"flush allowed, cache too small: stop at once", true,
+      {"flush allowed, cache too small: stop at once",
+       true,
        {{At(0, 2 * kGiB, 5 * kGiB), Action::kStop, Reason::kFloor}}},
       {"flush allowed, page cache unknown: stop", true, {{At(0, 2 * kGiB), Action::kStop, Reason::kFloor}}},
-      {"a flush that worked re-arms once above the floor", true,
+      {"a flush that worked re-arms once above the floor",
+       true,
        {{At(0, 2 * kGiB, 10 * kGiB), Action::kFlush, Reason::kFloor},
         {At(1, 11 * kGiB, 0), Action::kNone, Reason::kNone},
         {At(2, 2 * kGiB, 10 * kGiB), Action::kFlush, Reason::kFloor}}},
-      {"pressure for less than the window", false,
+      {"pressure for less than the window",
+       false,
        {{At(0, 50 * kGiB, {}, 60), Action::kNone, Reason::kNone},
         {At(4.9, 50 * kGiB, {}, 60), Action::kNone, Reason::kNone}}},
-      {"pressure for the whole window: stop", false,
+      {"pressure for the whole window: stop",
+       false,
        {{At(0, 50 * kGiB, {}, 60), Action::kNone, Reason::kNone},
         {At(5, 50 * kGiB, {}, 60), Action::kStop, Reason::kPressure}}},
-      {"a dip below the limit restarts the window", false,
+      {"a dip below the limit restarts the window",
+       false,
        {{At(0, 50 * kGiB, {}, 60), Action::kNone, Reason::kNone},
         {At(3, 50 * kGiB, {}, 10), Action::kNone, Reason::kNone},
         {At(4, 50 * kGiB, {}, 60), Action::kNone, Reason::kNone},
         {At(8.9, 50 * kGiB, {}, 60), Action::kNone, Reason::kNone},
         {At(9, 50 * kGiB, {}, 60), Action::kStop, Reason::kPressure}}},
-      {"at the limit is not above it", false,
+      {"at the limit is not above it",
+       false,
        {{At(0, 50 * kGiB, {}, 40), Action::kNone, Reason::kNone},
         {At(9, 50 * kGiB, {}, 40), Action::kNone, Reason::kNone}}},
       {"no PSI reading: no pressure rule", false, {{At(100, 50 * kGiB), Action::kNone, Reason::kNone}}},
@@ -203,7 +215,8 @@ TEST(GuardScanPsi, Table) {
 
 TEST(GuardFastReader, ReadsAFixtureAfreshEachPoll) {
   testing::TempDir d;
-  d.Write("proc/meminfo", "MemTotal: 8388608 kB\nMemAvailable: 4194304 kB\nCached: 1024 kB\nBuffers: 0 kB\nShmem: 0 kB\n");
+  d.Write("proc/meminfo",
+          "MemTotal: 8388608 kB\nMemAvailable: 4194304 kB\nCached: 1024 kB\nBuffers: 0 kB\nShmem: 0 kB\n");
   FastReader r{HostFs(d.path())};
   auto a = r.Read(1);
   ASSERT_TRUE(a);

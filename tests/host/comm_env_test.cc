@@ -18,7 +18,12 @@ using testing::Fixture;
 using testing::RunInProcess;
 
 TEST(EnvFile, KeyValueLinesAsDeepSpeedAndNcclReadThem) {
-  struct Case { const char* text; const char* name; const char* value; std::vector<int> bad; };
+  struct Case {
+    const char* text;
+    const char* name;
+    const char* value;
+    std::vector<int> bad;
+  };
   const Case cases[] = {
       {"NCCL_IB_HCA=rocep1s0f0,roceP2p1s0f0\n", "NCCL_IB_HCA", "rocep1s0f0,roceP2p1s0f0", {}},
       {"  UCX_NET_DEVICES = mlx5_0:1 \r\n", "UCX_NET_DEVICES", "mlx5_0:1", {}},
@@ -58,7 +63,8 @@ TEST(EnvFile, FilesReadUnderRootWithHostileOnesNamed) {
   ASSERT_EQ(notes.size(), 2u);
   EXPECT_NE(notes[0].find("/home/u/.nccl.conf not read"), std::string::npos) << notes[0];
   EXPECT_NE(notes[1].find("/home/u/.deepspeed_env: 1 line not KEY=VALUE (line 2): DeepSpeed's launcher stops"),
-            std::string::npos) << notes[1];
+            std::string::npos)
+      << notes[1];
 
   d.Write("big/.deepspeed_env", std::string(1 << 20, 'A'));  // over the 64 KiB bound: named, not read
   HostView other{{}, HostFs(d.path()), {{"HOME", "/big"}, {"NCCL_CONF_FILE", "/etc/nccl.conf"}}};
@@ -70,9 +76,10 @@ TEST(EnvFile, FilesReadUnderRootWithHostileOnesNamed) {
 }
 
 TEST(EnvFile, LaunchScriptExportsAndPrefixes) {
-  auto ls = ParseLaunchScript("export NCCL_IB_HCA=rocep1s0f0\nNCCL_SOCKET_IFNAME=enp1s0f0np0 UCX_X=1 torchrun --nnodes 2 t.py\n"
-                              "torchrun --nnodes 2 u.py\n",
-                              "run.sh");
+  auto ls = ParseLaunchScript(
+      "export NCCL_IB_HCA=rocep1s0f0\nNCCL_SOCKET_IFNAME=enp1s0f0np0 UCX_X=1 torchrun --nnodes 2 t.py\n"
+      "torchrun --nnodes 2 u.py\n",
+      "run.sh");
   ASSERT_EQ(ls.size(), 2u);
   ASSERT_EQ(ls[0].comm_env.size(), 3u);
   EXPECT_EQ(ls[0].comm_env[0].name, "NCCL_IB_HCA");
@@ -87,16 +94,26 @@ TEST(PairLink, UcxNetDevices) {
   HostFs fs(Fixture("pair/ok"));
   auto ports = ReadRdmaPorts(fs);
   auto ifs = ReadNetIfs(fs);
-  struct Case { const char* list; bool warn; };
-  const Case cases[] = {{"", false}, {"all", false}, {"rocep1s0f0:1", false}, {"rocep1s0f0", false},
-                        {"enp1s0f0np0", false}, {"rocep1s0f1:1", true}, {"rocep1s0f0:2", true},
-                        {"mlx5_0:1,eth9", true}, {"enp1s0f1np1", true}};
+  struct Case {
+    const char* list;
+    bool warn;
+  };
+  const Case cases[] = {{"", false},
+                        {"all", false},
+                        {"rocep1s0f0:1", false},
+                        {"rocep1s0f0", false},
+                        {"enp1s0f0np0", false},
+                        {"rocep1s0f1:1", true},
+                        {"rocep1s0f0:2", true},
+                        {"mlx5_0:1,eth9", true},
+                        {"enp1s0f1np1", true}};
   for (const auto& c : cases) EXPECT_EQ(JudgeUcxDevices(ports, ifs, c.list).has_value(), c.warn) << c.list;
 }
 
 std::vector<std::string> G10(const std::string& root, std::vector<std::string> extra,
                              const std::map<std::string, std::string>& env = {}) {
-  std::vector<std::string> args = {"--root", root, "--nvml", "none", "--nvidia-smi", "none", "preflight", "--only", "G10"};
+  std::vector<std::string> args = {"--root", root,        "--nvml", "none", "--nvidia-smi",
+                                   "none",   "preflight", "--only", "G10"};
   args.insert(args.end(), extra.begin(), extra.end());
   auto r = RunInProcess(args, env);
   return {std::to_string(r.rc), r.out, r.err};
@@ -105,8 +122,9 @@ std::vector<std::string> G10(const std::string& root, std::vector<std::string> e
 TEST(PreflightPair, FlagReportsTheLinkWithNothingElseFound) {
   auto ok = G10(Fixture("pair/ok"), {"--pair"});
   EXPECT_EQ(ok[0], "0") << ok[2];
-  EXPECT_EQ(ok[1], "G10 PASS pair link: 2 of 4 RDMA endpoint ports active (roceP2p1s0f0 100 Gb/sec (4X EDR), "
-                   "rocep1s0f0 100 Gb/sec (4X EDR)), no finding\n");
+  EXPECT_EQ(ok[1],
+            "G10 PASS pair link: 2 of 4 RDMA endpoint ports active (roceP2p1s0f0 100 Gb/sec (4X EDR), "
+            "rocep1s0f0 100 Gb/sec (4X EDR)), no finding\n");
   auto without = G10(Fixture("pair/ok"), {});  // today's behaviour without the flag
   EXPECT_EQ(without[1].rfind("G10 SKIP nothing to read", 0), 0u) << without[1];
 
@@ -120,7 +138,8 @@ TEST(PreflightPair, FlagReportsTheLinkWithNothingElseFound) {
 
   auto half = G10(Fixture("pair/ok"), {"--pair"}, {{"NCCL_IB_HCA", "rocep1s0f0"}});
   EXPECT_NE(half[1].find("G10 WARN pair link: NCCL_IB_HCA=rocep1s0f0 leaves out the active endpoint roceP2p1s0f0"),
-            std::string::npos) << half[1];
+            std::string::npos)
+      << half[1];
   EXPECT_NE(half[1].find("; set in: shell\n"), std::string::npos) << half[1];
 
   auto none = G10(Fixture("gb10"), {"--pair"});
@@ -135,19 +154,23 @@ TEST(PreflightPair, FileAndShellValuesDifferBothSaid) {
   auto r = G10(d.path(), {"--json"}, {{"HOME", "/home/u"}, {"NCCL_IB_HCA", "rocep1s0f0,roceP2p1s0f0"}});
   EXPECT_NE(r[1].find("pair link: NCCL_IB_HCA differs: NCCL_IB_HCA=rocep1s0f0,roceP2p1s0f0 (shell) vs "
                       "NCCL_IB_HCA=rocep1s0f0 (/home/u/.deepspeed_env line 1)"),
-            std::string::npos) << r[1];
+            std::string::npos)
+      << r[1];
   EXPECT_NE(r[1].find("\"status\": \"WARN\""), std::string::npos) << r[1];
   EXPECT_NE(r[1].find("leaves out the active endpoint roceP2p1s0f0: NCCL uses only the devices it names, and each "
                       "QSFP port is two PCIe x4 endpoints, so naming one of the two halves the bandwidth (98 -> 161 "
                       "Gb/s measured after naming both); set in: /home/u/.deepspeed_env line 1"),
-            std::string::npos) << r[1];
+            std::string::npos)
+      << r[1];
 
   // The launch script given with --config is the other place: its value is checked and named.
   std::string script = d.Write("run.sh", "export NCCL_SOCKET_IFNAME=enp1s0f1np1\ntorchrun --nnodes 2 train.py\n");
   auto s = G10(d.path(), {"--config", script}, {{"HOME", "/nowhere"}});
   EXPECT_NE(s[1].find("G10 WARN pair link: NCCL_SOCKET_IFNAME=enp1s0f1np1 names no interface that is up "
-                      "(enp1s0f1np1 down): NCCL's bootstrap cannot connect; set in: " + script + " line 1"),
-            std::string::npos) << s[1];
+                      "(enp1s0f1np1 down): NCCL's bootstrap cannot connect; set in: " +
+                      script + " line 1"),
+            std::string::npos)
+      << s[1];
 }
 
 TEST(PreflightPair, RunningLaunchersEnvironmentIsAPlace) {

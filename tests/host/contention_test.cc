@@ -13,8 +13,8 @@
 #include <thread>
 
 #include "host/cpu_pressure.h"
-#include "telemetry/csv.h"
 #include "host/pidns.h"
+#include "telemetry/csv.h"
 #include "telemetry/job_tree.h"
 #include "test_util.h"
 
@@ -47,8 +47,11 @@ TEST(HostPressure, ParsersTable) {
 
 TEST(HostPressure, PsiPresent) {
   TempDir root;
-  root.Write("proc/pressure/cpu", "some avg10=71.50 avg60=40.00 avg300=10.00 total=123456\nfull avg10=0.00 avg60=0.00 avg300=0.00 total=0\n");
-  root.Write("proc/pressure/io", "some avg10=12.25 avg60=1.00 avg300=0.50 total=999\nfull avg10=8.00 avg60=0.50 avg300=0.25 total=500\n");
+  root.Write(
+      "proc/pressure/cpu",
+      "some avg10=71.50 avg60=40.00 avg300=10.00 total=123456\nfull avg10=0.00 avg60=0.00 avg300=0.00 total=0\n");
+  root.Write("proc/pressure/io",
+             "some avg10=12.25 avg60=1.00 avg300=0.50 total=999\nfull avg10=8.00 avg60=0.50 avg300=0.25 total=500\n");
   root.Write("proc/stat", kStat);
   root.Write("proc/loadavg", "3.10 2.00 1.00 6/400 4242\n");
   auto r = ReadHostPressure(HostFs(root.path()));
@@ -87,7 +90,8 @@ TEST(HostPressure, PsiMalformedFallsBackNamingTheFile) {
   EXPECT_FALSE(ReadHostPressure(HostFs(empty.path())));
 }
 
-std::string StatLine(uint32_t pid, const std::string& comm, uint32_t ppid, uint64_t utime, uint64_t stime, uint64_t start) {
+std::string StatLine(uint32_t pid, const std::string& comm, uint32_t ppid, uint64_t utime, uint64_t stime,
+                     uint64_t start) {
   return std::to_string(pid) + " (" + comm + ") S " + std::to_string(ppid) + " 1 1 0 -1 4194304 10 0 0 0 " +
          std::to_string(utime) + " " + std::to_string(stime) + " 0 0 20 0 1 0 " + std::to_string(start) +
          " 1000 100 18446744073709551615\n";
@@ -103,7 +107,7 @@ TEST(JobTree, ParseProcCpuAndTree) {
   EXPECT_EQ(p->start_ticks, 9000u);
   EXPECT_FALSE(ParseProcCpu("42 (x) S 1 2"));
   EXPECT_FALSE(ParseProcCpu("x (y) S 1 1 1 0 -1 0 0 0 0 0 a 0 0 0 20 0 1 0 1 1 1"));
-  std::vector<ProcCpu> t = {{1, 0, 0, 0, "init"}, {10, 1, 0, 0, "job"}, {11, 10, 0, 0, "worker"},
+  std::vector<ProcCpu> t = {{1, 0, 0, 0, "init"},      {10, 1, 0, 0, "job"}, {11, 10, 0, 0, "worker"},
                             {12, 11, 0, 0, "worker2"}, {20, 1, 0, 0, "hog"}, {30, 30, 0, 0, "self-parent"}};
   EXPECT_EQ(TreeOf(10, t), (std::vector<uint32_t>{10, 11, 12}));
   EXPECT_EQ(TreeOf(30, t), (std::vector<uint32_t>{30}));
@@ -112,11 +116,16 @@ TEST(JobTree, ParseProcCpuAndTree) {
 TEST(JobTree, CoresFromTicksBetweenUpdates) {
   JobCpuTracker tr(10, 99, 100.0);
   auto t0 = Clock::now();
-  std::vector<ProcCpu> a = {{10, 1, 100, 5, "job"}, {11, 10, 50, 6, "loader"}, {20, 1, 0, 7, "sha256sum"},
+  std::vector<ProcCpu> a = {{10, 1, 100, 5, "job"},
+                            {11, 10, 50, 6, "loader"},
+                            {20, 1, 0, 7, "sha256sum"},
                             {99, 1, 0, 8, "sparkops"}};
   EXPECT_FALSE(tr.Update(a, t0));  // primes
-  std::vector<ProcCpu> b = {{10, 1, 250, 5, "job"}, {11, 10, 100, 6, "loader"}, {20, 1, 200, 7, "sha256sum"},
-                            {99, 1, 500, 8, "sparkops"}, {21, 1, 100, 9, "new"}};
+  std::vector<ProcCpu> b = {{10, 1, 250, 5, "job"},
+                            {11, 10, 100, 6, "loader"},
+                            {20, 1, 200, 7, "sha256sum"},
+                            {99, 1, 500, 8, "sparkops"},
+                            {21, 1, 100, 9, "new"}};
   auto s = tr.Update(b, t0 + std::chrono::seconds(2));
   ASSERT_TRUE(s);
   EXPECT_NEAR(s->job_cores, (150 + 50) / 100.0 / 2, 1e-9);    // 1.0 core over the job's two processes
@@ -166,7 +175,8 @@ TEST(JobTree, RealProcessesUnderTheRealProc) {
     ::execl("/bin/sh", "sh", "-c", "while :; do :; done", static_cast<char*>(nullptr));
     ::_exit(127);
   }
-  JobCpuTracker tr(static_cast<uint32_t>(job), static_cast<uint32_t>(::getpid()), static_cast<double>(::sysconf(_SC_CLK_TCK)));
+  JobCpuTracker tr(static_cast<uint32_t>(job), static_cast<uint32_t>(::getpid()),
+                   static_cast<double>(::sysconf(_SC_CLK_TCK)));
   HostFs fs("/");
   const auto ta = Clock::now();
   EXPECT_FALSE(tr.Update(fs, ta));

@@ -31,8 +31,8 @@ TEST(TorchVersionPy, ParsesGeneratedFiles) {
       {"__version__ = \"2.9.0a0+145a3a7bda.nv25.10\"\ncuda: Optional[str] = '13.0'\n", "2.9.0a0+145a3a7bda.nv25.10",
        "13.0", ""},
       // indented or commented lines are not top-level assignments
-      {"__version__ = '2.10.0a0+gite67e3d9'\n    cuda = '99.9'\n# cuda = '1.0'\ncuda = '13.0'\n",
-       "2.10.0a0+gite67e3d9", "13.0", ""},
+      {"__version__ = '2.10.0a0+gite67e3d9'\n    cuda = '99.9'\n# cuda = '1.0'\ncuda = '13.0'\n", "2.10.0a0+gite67e3d9",
+       "13.0", ""},
   };
   for (const auto& c : cases) {
     auto tv = ParseTorchVersionPy(c.text);
@@ -70,7 +70,8 @@ TEST(Metadata, HeadersAndRequiresDist) {
   const char* text =
       "Metadata-Version: 2.1\nName: torch\nVersion: 2.9.1+cu130\n"
       "Requires-Dist: nvidia-cuda-runtime==13.0.48; platform_system == \"Linux\"\n"
-      "Requires-Dist: nvidia-cuda-runtime-cu12 (==12.1.105) ; platform_system == \"Linux\" and platform_machine == \"x86_64\"\n"
+      "Requires-Dist: nvidia-cuda-runtime-cu12 (==12.1.105) ; platform_system == \"Linux\" and platform_machine == "
+      "\"x86_64\"\n"
       "Requires-Dist: cuda-toolkit[cublas,cudart]==13.0.2; platform_system == \"Linux\"\n"
       "Requires-Dist: sympy>=1.13.3\n"
       "Description-Content-Type: text/markdown\n"
@@ -116,8 +117,8 @@ TEST(Record, CsvWithQuoting) {
 // equal the rows of its lines read one at a time, whichever lines are quoted or carry a '\r'.
 TEST(Record, QuotedAndCrLinesAnywhereReadAsOnTheirOwn) {
   const std::vector<std::string> lines = {
-      "a/x.so,sha256=1,1\n", "\"b,c.py\",,\n", "d.py,,2\r\n", "e.py,,\n", "\"f \"\"g\"\".py\",h,3\n",
-      "i.py,,\n",           "j.py,,4\n",     "\"k.so\",,5\r\n", "l.py,,\n"};
+      "a/x.so,sha256=1,1\n", "\"b,c.py\",,\n",  "d.py,,2\r\n", "e.py,,\n", "\"f \"\"g\"\".py\",h,3\n", "i.py,,\n",
+      "j.py,,4\n",           "\"k.so\",,5\r\n", "l.py,,\n"};
   for (size_t mask = 0; mask < (1u << lines.size()); mask += 7) {
     std::string text;
     std::vector<RecordEntry> one_by_one;
@@ -161,8 +162,8 @@ TEST(DirectUrl, SourceBuildMarkers) {
   ASSERT_TRUE(d);
   EXPECT_EQ(d->url, "file:///src/flash-attention");
   EXPECT_TRUE(d->editable);
-  auto g = ParseDirectUrl(R"({"url": "https://github.com/unslothai/unsloth", "vcs_info": {"vcs": "git", "commit_id": "ab"}})",
-                          "d.json");
+  auto g = ParseDirectUrl(
+      R"({"url": "https://github.com/unslothai/unsloth", "vcs_info": {"vcs": "git", "commit_id": "ab"}})", "d.json");
   ASSERT_TRUE(g);
   EXPECT_EQ(g->vcs, "git");
   EXPECT_FALSE(ParseDirectUrl("{\"url\": 3}", "d.json"));

@@ -200,13 +200,13 @@ TEST(CudaArch, CompatibilityTable) {
     const char* expect;  // for 12.1, 12.0, 10.0, 9.0, 8.9
   };
   const Row rows[] = {
-      {"sm_120", false, "NN---"},   {"sm_121", false, "N----"},   {"sm_100", false, "--N--"},
-      {"sm_90", false, "---N-"},    {"sm_89", false, "----N"},    {"sm_86", false, "----N"},
-      {"sm_80", false, "----N"},    {"sm_121a", false, "N----"},  {"sm_120a", false, "-N---"},
-      {"sm_100a", false, "--N--"},  {"sm_90a", false, "---N-"},   {"sm_120f", false, "NN---"},
-      {"sm_121f", false, "N----"},  {"sm_100f", false, "--N--"},  {"sm_103f", false, "-----"},
-      {"compute_80", true, "JJJJJ"}, {"compute_89", true, "JJJJJ"}, {"compute_90", true, "JJJJ-"},
-      {"compute_100", true, "JJJ--"}, {"compute_120", true, "JJ---"}, {"compute_121", true, "J----"},
+      {"sm_120", false, "NN---"},      {"sm_121", false, "N----"},      {"sm_100", false, "--N--"},
+      {"sm_90", false, "---N-"},       {"sm_89", false, "----N"},       {"sm_86", false, "----N"},
+      {"sm_80", false, "----N"},       {"sm_121a", false, "N----"},     {"sm_120a", false, "-N---"},
+      {"sm_100a", false, "--N--"},     {"sm_90a", false, "---N-"},      {"sm_120f", false, "NN---"},
+      {"sm_121f", false, "N----"},     {"sm_100f", false, "--N--"},     {"sm_103f", false, "-----"},
+      {"compute_80", true, "JJJJJ"},   {"compute_89", true, "JJJJJ"},   {"compute_90", true, "JJJJ-"},
+      {"compute_100", true, "JJJ--"},  {"compute_120", true, "JJ---"},  {"compute_121", true, "J----"},
       {"compute_120a", true, "-J---"}, {"compute_121a", true, "J----"}, {"compute_90a", true, "---J-"},
       {"compute_100a", true, "--J--"}, {"compute_120f", true, "JJ---"}, {"compute_121f", true, "J----"},
       {"compute_100f", true, "--J--"},

@@ -39,8 +39,8 @@ TEST(FatbinCuobjdump, SameTargetsAsCuobjdumpOnRealWheels) {
   if (!cu || !dir) GTEST_SKIP() << "opt-in: set SPARKOPS_CUOBJDUMP and SPARKOPS_FATBIN_DIR (docs/checks.md, G7)";
   int files = 0, unreadable = 0;
   std::error_code ec;
-  for (auto it = std::filesystem::recursive_directory_iterator(dir, ec); it != std::filesystem::recursive_directory_iterator();
-       it.increment(ec)) {
+  for (auto it = std::filesystem::recursive_directory_iterator(dir, ec);
+       it != std::filesystem::recursive_directory_iterator(); it.increment(ec)) {
     const std::string path = it->path().string(), name = it->path().filename().string();
     if (!it->is_regular_file(ec) || !(name.ends_with(".so") || name.find(".so.") != std::string::npos)) continue;
     auto ours = ScanFatbinFile(path);

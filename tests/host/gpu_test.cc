@@ -26,7 +26,8 @@ using testing::ScopedEnv;
 struct Ctx {
   std::ostringstream out, err;
   Context ctx;
-  Ctx(const std::string& nvml, const std::string& smi) : ctx{{"/", nvml, smi, false}, HostFs(Fixture("gb10")), {}, out, err} {}
+  Ctx(const std::string& nvml, const std::string& smi)
+      : ctx{{"/", nvml, smi, false}, HostFs(Fixture("gb10")), {}, out, err} {}
 };
 
 TEST(GpuSnapshot, StubGb10) {
@@ -198,7 +199,8 @@ TEST(GpuSnapshot, UnknownReturnCodesArePrintedNumerically) {
 }
 
 TEST(PreflightGpu, G3AndG4OnGb10) {
-  auto r = RunInProcess({"--root", Fixture("gb10"), "--nvml", Stub(), "--nvidia-smi", "none", "preflight", "--only", "G3,G4"});
+  auto r = RunInProcess(
+      {"--root", Fixture("gb10"), "--nvml", Stub(), "--nvidia-smi", "none", "preflight", "--only", "G3,G4"});
   EXPECT_NE(r.out.find("GPU memory: not reported (unified memory), 12.0 GiB held by 1 GPU process"), std::string::npos)
       << r.out << r.err;
   EXPECT_NE(r.out.find("G4 INFO: NVIDIA GB10: 41 degC, power 4.5 W, power limit not reported, SM clock 208 of 3003 "
@@ -211,7 +213,8 @@ TEST(PreflightGpu, G4ThrottlingAndDiscreteMemory) {
   testing::TempDir dir;
   ScopedEnv sc("SPARKOPS_STUB_NVML_SCENARIO",
                dir.Write("s.txt", "mode discrete\nstep temp=88 power=300 sm=1900 reasons=0x60\n"));
-  auto r = RunInProcess({"--root", Fixture("discrete"), "--nvml", Stub(), "--nvidia-smi", "none", "preflight", "--only", "G3,G4", "--json"});
+  auto r = RunInProcess({"--root", Fixture("discrete"), "--nvml", Stub(), "--nvidia-smi", "none", "preflight", "--only",
+                         "G3,G4", "--json"});
   EXPECT_NE(r.out.find("24.0 GiB device memory, 6.0 GiB used"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("power limit 450 W, SM clock 1900 of 2520 MHz max, clock-event reasons 0x60 (sw_thermal, "
                        "hw_thermal), THROTTLING: sw_thermal+hw_thermal"),
@@ -222,7 +225,8 @@ TEST(PreflightGpu, G4ThrottlingAndDiscreteMemory) {
 
 TEST(PreflightGpu, G4SkipsWithoutGpuAndSaysWhy) {
   auto r = RunInProcess({"--root", Fixture("laptop"), "preflight", "--only", "G3,G4"});
-  EXPECT_NE(r.out.find("G4 SKIP no GPU readable: no NVML: disabled (--nvml none); nvidia-smi disabled"), std::string::npos)
+  EXPECT_NE(r.out.find("G4 SKIP no GPU readable: no NVML: disabled (--nvml none); nvidia-smi disabled"),
+            std::string::npos)
       << r.out;
   EXPECT_NE(r.out.find("GPU memory: not reported (no GPU readable)"), std::string::npos);
 }
@@ -250,7 +254,8 @@ TEST(GpuSnapshot, NoPermissionHandleIsAReasonNotACrash) {
   ASSERT_TRUE(s.any());
   EXPECT_EQ(s.gpus[0].error, "NVML gives no handle for this GPU: NO_PERMISSION (4)");
   EXPECT_FALSE(s.gpus[0].temp_c);
-  auto r = RunInProcess({"--root", Fixture("gb10"), "--nvml", Stub(), "--nvidia-smi", "none", "preflight", "--only", "G4"});
+  auto r =
+      RunInProcess({"--root", Fixture("gb10"), "--nvml", Stub(), "--nvidia-smi", "none", "preflight", "--only", "G4"});
   EXPECT_NE(r.out.find("G4 SKIP GPU 0 cannot be read: NVML gives no handle"), std::string::npos) << r.out;
 }
 
@@ -271,8 +276,10 @@ TEST(GpuSnapshot, ProcessMemoryNotAvailableIsAbsentAndNoPartialSum) {
   EXPECT_EQ(s.gpus[0].processes[0].used_bytes, 1073741824u);
   EXPECT_FALSE(s.gpus[0].processes[1].used_bytes);
   EXPECT_FALSE(GpuAttributedBytes(s.gpus[0]));
-  auto r = RunInProcess({"--root", Fixture("gb10"), "--nvml", Stub(), "--nvidia-smi", "none", "preflight", "--only", "G3"});
-  EXPECT_NE(r.out.find("2 GPU processes (1 not reporting memory; 1.0 GiB held by the others)"), std::string::npos) << r.out;
+  auto r =
+      RunInProcess({"--root", Fixture("gb10"), "--nvml", Stub(), "--nvidia-smi", "none", "preflight", "--only", "G3"});
+  EXPECT_NE(r.out.find("2 GPU processes (1 not reporting memory; 1.0 GiB held by the others)"), std::string::npos)
+      << r.out;
   ScopedEnv none("SPARKOPS_STUB_NVML_SCENARIO", dir.Write("n.txt", "step procs=none\n"));
   Ctx c2(Stub(), "none");
   GpuSnapshot idle = ReadGpuSnapshot(c2.ctx);

@@ -18,27 +18,34 @@ struct ParseCase {
 
 TEST(NvidiaSmiCsv, RealSamplesMapUnsupportedToAbsent) {
   const ParseCase cases[] = {
-      {"marimo PR #6822, GB10, driver 580.95.05", "0, NVIDIA GB10, [N/A], [N/A], [N/A]\n",
+      {"marimo PR #6822, GB10, driver 580.95.05",
+       "0, NVIDIA GB10, [N/A], [N/A], [N/A]\n",
        {"index", "name", "memory.total", "memory.used", "memory.free"},
        {"0", "NVIDIA GB10", std::nullopt, std::nullopt, std::nullopt}},
-      {"nvitop PR #208, GB10, driver 580.173.02 (nounits)", "[N/A], [N/A], [N/A], 0, 11.17, 35\n",
+      {"nvitop PR #208, GB10, driver 580.173.02 (nounits)",
+       "[N/A], [N/A], [N/A], 0, 11.17, 35\n",
        {"memory.total", "memory.used", "memory.free", "utilization.gpu", "power.draw", "temperature.gpu"},
        {std::nullopt, std::nullopt, std::nullopt, "0", "11.17", "35"}},
-      {"sensor report, GB10, driver 580.126.09", "NVIDIA GB10, 38, 4.00, 0, 208\n",
+      {"sensor report, GB10, driver 580.126.09",
+       "NVIDIA GB10, 38, 4.00, 0, 208\n",
        {"name", "temperature.gpu", "power.draw", "utilization.gpu", "clocks.gr"},
        {"NVIDIA GB10", "38", "4.00", "0", "208"}},
-      {"i3pystatus #776, older driver", "2004, 2004, 0, 44, [Not Supported], 0, 0\n",
+      {"i3pystatus #776, older driver",
+       "2004, 2004, 0, 44, [Not Supported], 0, 0\n",
        {"a", "b", "c", "d", "fan.speed", "f", "g"},
        {"2004", "2004", "0", "44", std::nullopt, "0", "0"}},
       {"plain N/A and empty cells", "N/A, ,x\n", {"a", "b", "c"}, {std::nullopt, std::nullopt, "x"}},
-      {"names with spaces are not split", "NVIDIA GeForce RTX 2080 Ti, 61\n", {"name", "temperature.gpu"},
+      {"names with spaces are not split",
+       "NVIDIA GeForce RTX 2080 Ti, 61\n",
+       {"name", "temperature.gpu"},
        {"NVIDIA GeForce RTX 2080 Ti", "61"}},
   };
   for (const auto& c : cases) {
     auto rows = ParseNvidiaSmiCsv(c.text, c.fields);
     ASSERT_TRUE(rows) << c.source << ": " << rows.error().message;
     ASSERT_EQ(rows->size(), 1u) << c.source;
-    for (size_t i = 0; i < c.fields.size(); ++i) EXPECT_EQ(rows->front().at(c.fields[i]), c.want[i]) << c.source << " " << c.fields[i];
+    for (size_t i = 0; i < c.fields.size(); ++i)
+      EXPECT_EQ(rows->front().at(c.fields[i]), c.want[i]) << c.source << " " << c.fields[i];
   }
 }
 

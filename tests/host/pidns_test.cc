@@ -84,18 +84,22 @@ std::string Quoted(const std::string& s) { return "'" + s + "'"; }
 TEST(PidNs, GuardInsideANamespaceWithTheOuterProcSignalsOnlyItsOwn) {
   if (!CanUnsharePid()) GTEST_SKIP() << "unshare --pid is not permitted here";
   testing::TempDir d;
-  d.Write("root/proc/meminfo", "MemTotal: 33554432 kB\nMemAvailable: 1048576 kB\nCached: 0 kB\nBuffers: 0 kB\nShmem: 0 kB\n");
+  d.Write("root/proc/meminfo",
+          "MemTotal: 33554432 kB\nMemAvailable: 1048576 kB\nCached: 0 kB\nBuffers: 0 kB\nShmem: 0 kB\n");
   const std::string tag = "nstest-" + std::to_string(::getpid());
-  auto outer = SpawnChild({"bash", "-c", "exec -a " + tag + "-outer " + testing::TargetShell({testing::BuildArtifact("guard_alloc"), "64", "0", "128"})}, false);
+  auto outer = SpawnChild({"bash", "-c",
+                           "exec -a " + tag + "-outer " +
+                               testing::TargetShell({testing::BuildArtifact("guard_alloc"), "64", "0", "128"})},
+                          false);
   ASSERT_TRUE(outer);
   std::this_thread::sleep_for(300ms);
-  const std::string script =
-      "(exec -a " + tag + "-inner sleep 600) & inner=$!; echo $inner > " + d.path() + "/inner.pid; sleep 0.3; " +
-      testing::TargetShell({testing::SparkopsBin()}) + " --root " + d.path() + "/root --nvml none --nvidia-smi none " +
-      "guard --only '" + tag + "-' --grace 1 > " + d.path() + "/guard.out 2> " + d.path() + "/guard.err & g=$!; " +
-      "for i in $(seq 300); do kill -0 $inner 2>/dev/null || break; sleep 0.05; done; " +
-      "kill -0 $inner 2>/dev/null && echo alive > " + d.path() + "/inner.state || echo gone > " + d.path() + "/inner.state; " +
-      "kill $g; wait $g; kill -9 $inner 2>/dev/null; true";
+  const std::string script = "(exec -a " + tag + "-inner sleep 600) & inner=$!; echo $inner > " + d.path() +
+                             "/inner.pid; sleep 0.3; " + testing::TargetShell({testing::SparkopsBin()}) + " --root " +
+                             d.path() + "/root --nvml none --nvidia-smi none " + "guard --only '" + tag +
+                             "-' --grace 1 > " + d.path() + "/guard.out 2> " + d.path() + "/guard.err & g=$!; " +
+                             "for i in $(seq 300); do kill -0 $inner 2>/dev/null || break; sleep 0.05; done; " +
+                             "kill -0 $inner 2>/dev/null && echo alive > " + d.path() + "/inner.state || echo gone > " +
+                             d.path() + "/inner.state; " + "kill $g; wait $g; kill -9 $inner 2>/dev/null; true";
   const std::string cmd = "timeout 60 unshare --pid --fork bash " + d.Write("inside.sh", script);
   EXPECT_EQ(std::system(cmd.c_str()), 0);
   const bool outer_alive = ::kill(outer->pid, 0) == 0;
@@ -104,7 +108,8 @@ TEST(PidNs, GuardInsideANamespaceWithTheOuterProcSignalsOnlyItsOwn) {
   ::close(outer->out_fd), ::close(outer->err_fd);
 
   const std::string inner_pid = std::string(Trim(testing::ReadFileOrDie(d.path() + "/inner.pid")));
-  EXPECT_EQ(Trim(testing::ReadFileOrDie(d.path() + "/inner.state")), "gone") << testing::ReadFileOrDie(d.path() + "/guard.err");
+  EXPECT_EQ(Trim(testing::ReadFileOrDie(d.path() + "/inner.state")), "gone")
+      << testing::ReadFileOrDie(d.path() + "/guard.err");
   EXPECT_TRUE(outer_alive) << "a process outside the namespace was signalled";
   const std::string out = testing::ReadFileOrDie(d.path() + "/guard.out");
   bool saw = false;

@@ -10,16 +10,23 @@ namespace {
 using testing::Fixture;
 
 TEST(ParseHwmonFiles, ChannelsByLabelWithUnitsAndGaps) {
-  HwmonDevice d = ParseHwmonFiles(
-      {{"name", "spbm\n"},
-       {"power7_label", "dc_input\n"}, {"power7_input", "26000000\n"},
-       {"power12_label", "pl1"}, {"power12_input", "138000000"}, {"power12_cap", "140000000"},
-       {"power3_input", "5000000"},                                 // unlabeled: named power3
-       {"power4_label", "gpu"}, {"power4_input", "-EIO"},           // unreadable: skipped
-       {"energy1_label", "pkg"}, {"energy1_input", "123456"},
-       {"temp2_label", "soc"}, {"temp2_input", "-5000"},
-       {"prochot", "1\n"}, {"pl_level", "x"}, {"uevent", "junk"}},
-      {"prochot", "pl_level"});
+  HwmonDevice d = ParseHwmonFiles({{"name", "spbm\n"},
+                                   {"power7_label", "dc_input\n"},
+                                   {"power7_input", "26000000\n"},
+                                   {"power12_label", "pl1"},
+                                   {"power12_input", "138000000"},
+                                   {"power12_cap", "140000000"},
+                                   {"power3_input", "5000000"},  // unlabeled: named power3
+                                   {"power4_label", "gpu"},
+                                   {"power4_input", "-EIO"},  // unreadable: skipped
+                                   {"energy1_label", "pkg"},
+                                   {"energy1_input", "123456"},
+                                   {"temp2_label", "soc"},
+                                   {"temp2_input", "-5000"},
+                                   {"prochot", "1\n"},
+                                   {"pl_level", "x"},
+                                   {"uevent", "junk"}},
+                                  {"prochot", "pl_level"});
   EXPECT_EQ(d.name, "spbm");
   ASSERT_NE(d.Find("power", "dc_input"), nullptr);
   EXPECT_EQ(d.Find("power", "dc_input")->input, 26000000);
@@ -34,10 +41,19 @@ TEST(ParseHwmonFiles, ChannelsByLabelWithUnitsAndGaps) {
 }
 
 TEST(ParseThermalZone, Table) {
-  struct Case { const char* type; const char* temp; bool ok; double c; };
+  struct Case {
+    const char* type;
+    const char* temp;
+    bool ok;
+    double c;
+  };
   const Case cases[] = {
-      {"acpitz\n", "41000\n", true, 41.0}, {"cpu-thermal", "-2500", true, -2.5}, {"x", "", false, 0},
-      {"x", "hot", false, 0}, {"x", "99999999999", false, 0}, {"x", "-300000", false, 0},
+      {"acpitz\n", "41000\n", true, 41.0},
+      {"cpu-thermal", "-2500", true, -2.5},
+      {"x", "", false, 0},
+      {"x", "hot", false, 0},
+      {"x", "99999999999", false, 0},
+      {"x", "-300000", false, 0},
   };
   for (const auto& c : cases) {
     auto z = ParseThermalZone(3, c.type, c.temp);
@@ -49,7 +65,12 @@ TEST(ParseThermalZone, Table) {
 }
 
 TEST(EnergyDeltaUj, WrapResetAndPlainDelta) {
-  struct Case { uint64_t prev, cur; double dt; std::optional<uint64_t> want; const char* what; };
+  struct Case {
+    uint64_t prev, cur;
+    double dt;
+    std::optional<uint64_t> want;
+    const char* what;
+  };
   const Case cases[] = {
       {1000, 5000, 1, 4000, "plain"},
       {5000, 5000, 1, 0, "idle"},
@@ -99,7 +120,7 @@ TEST(ReadPowerReading, SpbmEwmaLayout) {
   EXPECT_DOUBLE_EQ(*r.Rail("dc_input"), 26);
   EXPECT_DOUBLE_EQ(*r.Rail("sys_total"), 25);
   EXPECT_DOUBLE_EQ(*r.SocPkgW(), 17);  // no second reading: the rail
-  EXPECT_DOUBLE_EQ(*r.CpuW(), 11);     // cpu_p 9 + cpu_e 2
+  EXPECT_DOUBLE_EQ(*r.CpuW(), 11);  // cpu_p 9 + cpu_e 2
   EXPECT_DOUBLE_EQ(*r.Cap("syspl1"), 231);
   EXPECT_DOUBLE_EQ(*r.Ewma("syspl1"), 24);
   EXPECT_DOUBLE_EQ(*r.Cap("pl1"), 140);
@@ -125,9 +146,9 @@ TEST(ReadPowerReading, SpbmCapLayoutWithAcpiAttributes) {
   EXPECT_DOUBLE_EQ(*r.Cap("pl1"), 140);
   EXPECT_DOUBLE_EQ(*r.Ewma("syspl1"), 117);
   EXPECT_DOUBLE_EQ(*r.Cap("syspl1"), 231);
-  EXPECT_EQ(r.prochot, 1);   // from /sys/bus/platform/devices/NVDA8800:00
+  EXPECT_EQ(r.prochot, 1);  // from /sys/bus/platform/devices/NVDA8800:00
   EXPECT_EQ(r.pl_level, 1);
-  EXPECT_FALSE(r.CpuW());    // cpu_p/cpu_e hidden by this driver: absent, not 0
+  EXPECT_FALSE(r.CpuW());  // cpu_p/cpu_e hidden by this driver: absent, not 0
   EXPECT_DOUBLE_EQ(*r.cpu_temp_c, 96.5);
 }
 

@@ -56,8 +56,9 @@ TEST(ParseStatus, KernelThreadHasNoRssAndErrorsNameTheField) {
 }
 
 TEST(ParseStat, CommWithSpacesAndParens) {
-  std::string text = "4130 (my (odd) name) S 4101 4130 950 0 -1 4194560 1000 0 0 0 100 20 0 0 20 0 4 0 104130 "
-                     "9663676416 7864320 0 0 0";
+  std::string text =
+      "4130 (my (odd) name) S 4101 4130 950 0 -1 4194560 1000 0 0 0 100 20 0 0 20 0 4 0 104130 "
+      "9663676416 7864320 0 0 0";
   auto st = ParseStat(text);
   ASSERT_TRUE(st) << st.error().message;
   EXPECT_EQ(st->pid, 4130u);

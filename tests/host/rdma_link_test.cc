@@ -21,7 +21,12 @@ std::vector<std::string> Warnings(const std::vector<PairLine>& lines) {
 }
 
 TEST(NcclList, PrefixExactExcludeAndPorts) {
-  struct Case { const char* list; const char* dev; int port; bool want; };
+  struct Case {
+    const char* list;
+    const char* dev;
+    int port;
+    bool want;
+  };
   const Case cases[] = {
       {"", "anything", 1, true},
       {"rocep1s0f0,roceP2p1s0f0", "roceP2p1s0f0", 1, true},
@@ -66,7 +71,8 @@ TEST(PairLink, DownLinkAndDownSocketInterface) {
   auto w = Warnings(lines);
   ASSERT_EQ(w.size(), 1u);
   EXPECT_NE(w[0].find("NCCL_SOCKET_IFNAME=enp1s0f0np0 names no interface that is up (enp1s0f0np0 down)"),
-            std::string::npos) << w[0];
+            std::string::npos)
+      << w[0];
   auto missing = Warnings(Judge("ok", "", "eth9"));
   ASSERT_EQ(missing.size(), 1u);
   EXPECT_NE(missing[0].find("(none exists)"), std::string::npos);

@@ -37,31 +37,42 @@ TEST(OomSignature, Table) {
     OomKind kind;
     OomPhase phase;
   } cases[] = {
-      {"older text", "RuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB (GPU 0; 23.65 GiB total capacity; "
-                     "20.1 GiB already allocated; 1.2 GiB free; 21.0 GiB reserved in total by PyTorch)",
+      {"older text",
+       "RuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB (GPU 0; 23.65 GiB total capacity; "
+       "20.1 GiB already allocated; 1.2 GiB free; 21.0 GiB reserved in total by PyTorch)",
        OomKind::kTorchCuda, OomPhase::kUnknown},
-      {"load", "Loading checkpoint shards:  40%\nTraceback (most recent call last):\n  File \"train.py\", line 9, in <module>\n"
-               "    model = AutoModelForCausalLM.from_pretrained(name)\n  File \"modeling_utils.py\", in _load_pretrained_model\n" +
-                   std::string(kTorchOom),
+      {"load",
+       "Loading checkpoint shards:  40%\nTraceback (most recent call last):\n  File \"train.py\", line 9, in <module>\n"
+       "    model = AutoModelForCausalLM.from_pretrained(name)\n  File \"modeling_utils.py\", in "
+       "_load_pretrained_model\n" +
+           std::string(kTorchOom),
        OomKind::kTorchCuda, OomPhase::kLoad},
-      {"qlora quantise", "Traceback (most recent call last):\n  File \"modeling_utils.py\", in from_pretrained\n"
-                         "  File \"bitsandbytes/nn/modules.py\", line 331, in _quantize\n"
-                         "  File \"bitsandbytes/functional.py\", line 1234, in quantize_4bit\n" + std::string(kTorchOom),
+      {"qlora quantise",
+       "Traceback (most recent call last):\n  File \"modeling_utils.py\", in from_pretrained\n"
+       "  File \"bitsandbytes/nn/modules.py\", line 331, in _quantize\n"
+       "  File \"bitsandbytes/functional.py\", line 1234, in quantize_4bit\n" +
+           std::string(kTorchOom),
        OomKind::kTorchCuda, OomPhase::kDequant},
-      {"step after tqdm", " 12%|#         | 120/1000 [02:11<16:03,  1.09s/it]\n{'loss': 1.234, 'learning_rate': 2e-05}\n"
-                          "Traceback (most recent call last):\n  File \"trainer.py\", in training_step\n"
-                          "    self.accelerator.backward(loss)\n" + std::string(kTorchOom),
+      {"step after tqdm",
+       " 12%|#         | 120/1000 [02:11<16:03,  1.09s/it]\n{'loss': 1.234, 'learning_rate': 2e-05}\n"
+       "Traceback (most recent call last):\n  File \"trainer.py\", in training_step\n"
+       "    self.accelerator.backward(loss)\n" +
+           std::string(kTorchOom),
        OomKind::kTorchCuda, OomPhase::kStep},
-      {"kernel killer", "[12345.6] python invoked oom-killer: gfp_mask=0x140cca\n[12345.7] Out of memory: Killed process 4567 "
-                        "(python) total-vm:123456789kB, anon-rss:98765432kB, file-rss:0kB",
+      {"kernel killer",
+       "[12345.6] python invoked oom-killer: gfp_mask=0x140cca\n[12345.7] Out of memory: Killed process 4567 "
+       "(python) total-vm:123456789kB, anon-rss:98765432kB, file-rss:0kB",
        OomKind::kKernelOomKiller, OomPhase::kUnknown},
-      {"nvrm", "NVRM: nvAssertFailed: Out of memory [NV_ERR_NO_MEMORY] (0x00000051) returned from _memdescAllocInternal",
+      {"nvrm",
+       "NVRM: nvAssertFailed: Out of memory [NV_ERR_NO_MEMORY] (0x00000051) returned from _memdescAllocInternal",
        OomKind::kNvrmNoMemory, OomPhase::kUnknown},
-      {"cuda runtime", "step 40 loss 1.2\nRuntimeError: CUDA error: out of memory", OomKind::kCudaRuntime, OomPhase::kStep},
+      {"cuda runtime", "step 40 loss 1.2\nRuntimeError: CUDA error: out of memory", OomKind::kCudaRuntime,
+       OomPhase::kStep},
       {"sigkill", "step 12 loss 2.1\nKilled", OomKind::kKilled, OomPhase::kStep},
       {"clean", "step 1 loss 2.0\nstep 2 loss 1.9\ndone", OomKind::kNone, OomPhase::kUnknown},
-      {"garbled figures", "OutOfMemoryError: CUDA out of memory. Tried to allocate . GiB. total capacity of 1.2.3 GiB\n"
-                          "Out of memory: Killed process 99999999999999999999999 (x) anon-rss:1kB",
+      {"garbled figures",
+       "OutOfMemoryError: CUDA out of memory. Tried to allocate . GiB. total capacity of 1.2.3 GiB\n"
+       "Out of memory: Killed process 99999999999999999999999 (x) anon-rss:1kB",
        OomKind::kTorchCuda, OomPhase::kUnknown},
   };
   for (const auto& c : cases) {
@@ -123,14 +134,16 @@ TEST(OomSignature, MatcherEdgesKeepTheRegexMeaning) {
                             "literate 7", "iter x", "'loss' :"})
     EXPECT_EQ(phase(other), OomPhase::kUnknown) << other;
   // Figures: the leftmost match; a number is the whole run of [\d.] before its unit.
-  auto f = ParseOomSignature("CUDA out of memory. Tried to allocate 1.5 KiB; v1.2 MiB is allocated by PyTorch, "
-                             "3 GiB is allocated by PyTorch; 2 MiB total capac; 4 KiB free; 5 GiB free;");
+  auto f = ParseOomSignature(
+      "CUDA out of memory. Tried to allocate 1.5 KiB; v1.2 MiB is allocated by PyTorch, "
+      "3 GiB is allocated by PyTorch; 2 MiB total capac; 4 KiB free; 5 GiB free;");
   EXPECT_NEAR(*f.tried_gib, 1.5 / 1048576, 1e-15);
   EXPECT_NEAR(*f.allocated_by_torch_gib, 1.2 / 1024, 1e-12);
   EXPECT_NEAR(*f.total_gib, 2.0 / 1024, 1e-12);
   EXPECT_NEAR(*f.free_gib, 4.0 / 1048576, 1e-15);
   EXPECT_FALSE(f.process_in_use_gib);
-  f = ParseOomSignature("CUDA out of memory. Tried to allocate 2 TiB. total capacity of 8 KiB, of which 1 GiB  is free");
+  f = ParseOomSignature(
+      "CUDA out of memory. Tried to allocate 2 TiB. total capacity of 8 KiB, of which 1 GiB  is free");
   EXPECT_FALSE(f.tried_gib);
   EXPECT_FALSE(f.total_gib);  // KiB is not among total's units
   EXPECT_FALSE(f.free_gib);
@@ -149,11 +162,12 @@ TEST(Oom, WithoutModelGivesStepOneWithPageCacheAndTheOrder) {
 
 TEST(Oom, QloraLoadOomPointsToBf16LoraWhenItFits) {
   testing::TempDir d;
-  std::string log = d.Write("train.log", "Traceback (most recent call last):\n  File \"x.py\", in from_pretrained\n"
-                                         "  File \"bitsandbytes/functional.py\", in quantize_4bit\n" +
-                                             std::string(kTorchOom) + "\n");
-  auto r = RunInProcess({"--json", "oom", "llama-3.2-3b", "--method", "qlora", "--log", log, "--root",
-                         Fixture("memory/lowcache")});
+  std::string log = d.Write("train.log",
+                            "Traceback (most recent call last):\n  File \"x.py\", in from_pretrained\n"
+                            "  File \"bitsandbytes/functional.py\", in quantize_4bit\n" +
+                                std::string(kTorchOom) + "\n");
+  auto r = RunInProcess(
+      {"--json", "oom", "llama-3.2-3b", "--method", "qlora", "--log", log, "--root", Fixture("memory/lowcache")});
   ASSERT_EQ(r.rc, 0) << r.err;
   auto j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j["next_step"], 3);
@@ -163,8 +177,8 @@ TEST(Oom, QloraLoadOomPointsToBf16LoraWhenItFits) {
 }
 
 TEST(Oom, StepOomThatDoesNotFitShrinksPackFirst) {
-  auto r = RunInProcess({"--json", "oom", "llama-3.1-8b", "--method", "full", "--seq", "2048", "--root",
-                         Fixture("memory/lowcache")});
+  auto r = RunInProcess(
+      {"--json", "oom", "llama-3.1-8b", "--method", "full", "--seq", "2048", "--root", Fixture("memory/lowcache")});
   ASSERT_EQ(r.rc, 0) << r.err;  // oom exits 0 whatever it finds
   auto j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j["plan"]["verdict"], "no-fit");

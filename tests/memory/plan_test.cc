@@ -23,8 +23,8 @@ json PlanJson(std::vector<std::string> args, int expect_rc = 0) {
 TEST(Plan, JsonHasEveryKeyTheIssueLists) {
   auto j = PlanJson({"llama-3.3-70b", "--method", "qlora", "--seq", "4096", "--root", Fixture("gb10")});
   for (const char* k : {"params", "params_source", "components", "allocated_peak_gib", "reserved_peak_gib",
-                        "process_peak_gib", "range", "widened", "load_peak_gib", "budget_gib", "mem_free_gib", "verdict", "max_seq_that_fits",
-                        "max_batch_that_fits", "anchor"})
+                        "process_peak_gib", "range", "widened", "load_peak_gib", "budget_gib", "mem_free_gib",
+                        "verdict", "max_seq_that_fits", "max_batch_that_fits", "anchor"})
     EXPECT_TRUE(j.contains(k)) << k;
   for (const char* k : {"weights_gib", "adapter_gib", "gradients_gib", "optimizer_gib", "master_weights_gib",
                         "activations_gib", "logits_gib", "dequant_gib", "overhead_gib"})
@@ -41,7 +41,8 @@ TEST(Plan, JsonHasEveryKeyTheIssueLists) {
   auto c = [&](const char* k) { return j["components"][k].get<double>(); };
   EXPECT_NEAR(j["allocated_peak_gib"].get<double>(),
               std::max(j["backward_phase_gib"].get<double>(), j["step_phase_gib"].get<double>()), 0.002);
-  EXPECT_NEAR(j["reserved_peak_gib"].get<double>(), j["allocated_peak_gib"].get<double>() + c("slack_gib") + c("load_cache_gib"), 0.003);
+  EXPECT_NEAR(j["reserved_peak_gib"].get<double>(),
+              j["allocated_peak_gib"].get<double>() + c("slack_gib") + c("load_cache_gib"), 0.003);
   EXPECT_NEAR(j["process_peak_gib"].get<double>(), j["reserved_peak_gib"].get<double>() + c("overhead_gib"), 0.003);
   EXPECT_GT(c("slack_gib"), 0);
   EXPECT_GT(c("load_cache_gib"), 0);
@@ -68,7 +69,8 @@ TEST(Plan, FullFineTuneBytesPerParamFollowPrecision) {
     auto j = PlanJson({"llama-3.1-8b", "--method", "full", "--precision", precision, "--budget-gib", "1000"});
     auto& c = j["components"];
     return (c["weights_gib"].get<double>() + c["gradients_gib"].get<double>() + c["optimizer_gib"].get<double>() +
-            c["master_weights_gib"].get<double>()) * 1073741824.0 / j["params"].get<double>();
+            c["master_weights_gib"].get<double>()) *
+           1073741824.0 / j["params"].get<double>();
   };
   EXPECT_NEAR(states("bf16"), 8, 0.01);
   EXPECT_NEAR(states("mixed"), 16, 0.01);

@@ -35,8 +35,8 @@ TEST(PlanV2, BnbVersionSelectsWhetherFourBitMatmulsKeepTheirInputs) {
   EXPECT_EQ(memory::BnbInputsFor(".42"), BnbInputs::kUnknown);
   EXPECT_EQ(memory::BnbInputsFor("0.43.2rc1"), BnbInputs::kKept);  // a pre-release sorts before 0.43.2
   // q,v only: the frozen o, MLP and down inputs are what old bnb keeps.
-  const std::vector<std::string> base = {"llama-3.1-8b", "--method", "qlora", "--lora-targets", "q,v", "--seq", "4096",
-                                         "--grad-ckpt", "off", "--budget-gib", "500"};
+  const std::vector<std::string> base = {"llama-3.1-8b", "--method",    "qlora", "--lora-targets", "q,v", "--seq",
+                                         "4096",         "--grad-ckpt", "off",   "--budget-gib",   "500"};
   auto with = [&](std::vector<std::string> extra) {
     auto a = base;
     a.insert(a.end(), extra.begin(), extra.end());
@@ -63,7 +63,8 @@ TEST(PlanV2, BnbVersionIsReadFromTheEnvironmentPreflightFinds) {
   site.Write("bitsandbytes-0.42.0.dist-info/METADATA", "Metadata-Version: 2.1\nName: bitsandbytes\nVersion: 0.42.0\n");
   auto j = Plan({"llama-3.1-8b", "--method", "qlora", "--site-packages", site.path(), "--budget-gib", "500"});
   EXPECT_EQ(j["options"]["bnb_version"], "0.42.0");
-  EXPECT_NE(j["options"]["bnb_version_source"].get<std::string>().find("dist-info in " + site.path()), std::string::npos);
+  EXPECT_NE(j["options"]["bnb_version_source"].get<std::string>().find("dist-info in " + site.path()),
+            std::string::npos);
   EXPECT_GT(C(j, "bnb_inputs_gib"), 0);
   auto cu13 = Plan({"llama-3.1-8b", "--method", "qlora", "--site-packages",
                     testing::Fixture("site-packages/trees/cu13"), "--budget-gib", "500"});
@@ -90,8 +91,8 @@ TEST(PlanV2, AdapterDtypeDoublesAdapterStateAndDropoutKeepsCopies) {
 }
 
 TEST(PlanV2, CompileWidensTheRangeAndTheVerdictUsesItsHighEnd) {
-  const std::vector<std::string> a = {"llama-3.2-3b", "--method", "full", "--seq", "4096", "--batch", "2",
-                                      "--grad-ckpt", "off"};
+  const std::vector<std::string> a = {"llama-3.2-3b", "--method", "full",        "--seq", "4096",
+                                      "--batch",      "2",        "--grad-ckpt", "off"};
   auto eager_args = a, compiled_args = a;
   eager_args.insert(eager_args.end(), {"--budget-gib", "500"});
   compiled_args.insert(compiled_args.end(), {"--compile", "--budget-gib", "500"});
@@ -122,11 +123,12 @@ TEST(PlanV2, FullFineTunePeakIsTheLargerPhaseNotTheSum) {
 }
 
 TEST(PlanV2, TextNamesTheThreeCounters) {
-  auto r = RunInProcess({"plan", "llama-3.1-8b", "--method", "qlora", "--budget-gib", "100", "--bnb-version", "0.42.0"});
+  auto r =
+      RunInProcess({"plan", "llama-3.1-8b", "--method", "qlora", "--budget-gib", "100", "--bnb-version", "0.42.0"});
   ASSERT_EQ(r.rc, 0) << r.err;
-  for (const char* s : {"allocated peak", "torch.cuda.max_memory_allocated", "reserved peak",
-                        "torch.cuda.max_memory_reserved", "process peak", "bitsandbytes 0.42.0 (--bnb-version)",
-                        "bnb-kept inputs", "phases"})
+  for (const char* s :
+       {"allocated peak", "torch.cuda.max_memory_allocated", "reserved peak", "torch.cuda.max_memory_reserved",
+        "process peak", "bitsandbytes 0.42.0 (--bnb-version)", "bnb-kept inputs", "phases"})
     EXPECT_NE(r.out.find(s), std::string::npos) << s << "\n" << r.out;
   auto j = Plan({"llama-3.1-8b", "--method", "qlora", "--budget-gib", "100", "--bnb-version", "0.42.0"});
   EXPECT_LE(j["allocated_peak_gib"].get<double>(), j["reserved_peak_gib"].get<double>());

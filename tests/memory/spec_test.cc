@@ -19,13 +19,13 @@ TEST(CountParams, MatchesPublishedSafetensorsTotals) {
   struct Case {
     const char* name;
     uint64_t published;
-  } cases[] = {{"llama-3.1-8b", 8030261248},   {"llama-3.2-1b", 1235814400}, {"llama-3.2-3b", 3212749824},
-               {"llama-2-7b", 6738415616},     // 6,738,417,664 minus 2,048 F32 rotary buffers
-               {"qwen2.5-7b", 7615616512},     {"qwen3-32b", 32762123264},
-               {"gemma-3-1b", 999885952},      {"tinyllama-1.1b", 1100048384},
-               {"mistral-small-24b", 23572403200},  // Mistral-Small-3.2 text params (same dims)
-               {"falcon-7b", 7217189760},           // checkpoint index total_size / 2 (lm_head stored)
-               {"bloom-7b1", 7069016064}};          // model card
+  } cases[] = {
+      {"llama-3.1-8b", 8030261248},   {"llama-3.2-1b", 1235814400},       {"llama-3.2-3b", 3212749824},
+      {"llama-2-7b", 6738415616},     // 6,738,417,664 minus 2,048 F32 rotary buffers
+      {"qwen2.5-7b", 7615616512},     {"qwen3-32b", 32762123264},         {"gemma-3-1b", 999885952},
+      {"tinyllama-1.1b", 1100048384}, {"mistral-small-24b", 23572403200},  // Mistral-Small-3.2 text params (same dims)
+      {"falcon-7b", 7217189760},  // checkpoint index total_size / 2 (lm_head stored)
+      {"bloom-7b1", 7069016064}};  // model card
   for (const auto& c : cases) {
     const CatalogueEntry* e = FindModel(c.name);
     ASSERT_NE(e, nullptr) << c.name;
@@ -37,8 +37,8 @@ TEST(CountParams, MoeActiveIsAFraction) {
   auto* e = FindModel("qwen3-30b-a3b");
   ASSERT_NE(e, nullptr);
   auto pc = CountParams(e->spec);
-  EXPECT_NEAR(pc.total() / 1e9, 30.5, 0.6);   // card: 30.5B total
-  EXPECT_NEAR(pc.active() / 1e9, 3.3, 0.2);   // card: 3.3B activated
+  EXPECT_NEAR(pc.total() / 1e9, 30.5, 0.6);  // card: 30.5B total
+  EXPECT_NEAR(pc.active() / 1e9, 3.3, 0.2);  // card: 3.3B activated
   auto* mx = FindModel("mixtral-8x7b");
   ASSERT_NE(mx, nullptr);
   EXPECT_NEAR(CountParams(mx->spec).total() / 1e9, 46.7, 0.5);  // paper: 47B
@@ -74,7 +74,8 @@ TEST(Catalogue, NearestModelNameOfALongNameIsEmptyAndCheap) {
 TEST(ParseConfigJson, LlamaWithGqaAndDefaults) {
   auto s = ParseConfigJson(R"({"model_type":"llama","vocab_size":128256,"hidden_size":4096,
     "intermediate_size":14336,"num_hidden_layers":32,"num_attention_heads":32,"num_key_value_heads":8,
-    "max_position_embeddings":131072})", "c.json");
+    "max_position_embeddings":131072})",
+                           "c.json");
   ASSERT_TRUE(s) << s.error().message;
   EXPECT_EQ(s->head_dim, 128u);
   EXPECT_FALSE(s->tied);  // LlamaConfig default
@@ -83,22 +84,26 @@ TEST(ParseConfigJson, LlamaWithGqaAndDefaults) {
 
 TEST(ParseConfigJson, Gemma3TextConfigFalconMultiQueryAndMoe) {
   auto g = ParseConfigJson(R"({"model_type":"gemma3","text_config":{"hidden_size":5376,"intermediate_size":21504,
-    "num_hidden_layers":62,"num_attention_heads":32,"num_key_value_heads":16,"head_dim":128}})", "g.json");
+    "num_hidden_layers":62,"num_attention_heads":32,"num_key_value_heads":16,"head_dim":128}})",
+                           "g.json");
   ASSERT_TRUE(g) << g.error().message;
   EXPECT_EQ(g->vocab, 262208u);  // Gemma3TextConfig default
   EXPECT_TRUE(g->tied);
   auto f = ParseConfigJson(R"({"model_type":"falcon","vocab_size":65024,"hidden_size":4544,"n_layer":32,
-    "n_head":71,"multi_query":true})", "f.json");
+    "n_head":71,"multi_query":true})",
+                           "f.json");
   ASSERT_TRUE(f) << f.error().message;
   EXPECT_EQ(f->kv_heads, 1u);
   EXPECT_EQ(f->intermediate, 4u * 4544);
   auto odd = ParseConfigJson(R"({"model_type":"falcon","vocab_size":65024,"hidden_size":4544,"n_layer":32,
-    "n_head":71,"multi_query":"yes","tie_word_embeddings":"no"})", "odd.json");
+    "n_head":71,"multi_query":"yes","tie_word_embeddings":"no"})",
+                             "odd.json");
   ASSERT_TRUE(odd);  // non-boolean flags are ignored, not thrown on
   EXPECT_EQ(odd->kv_heads, 71u);
   auto m = ParseConfigJson(R"({"model_type":"qwen3_moe","vocab_size":151936,"hidden_size":2048,
     "intermediate_size":6144,"num_hidden_layers":48,"num_attention_heads":32,"num_key_value_heads":4,
-    "head_dim":128,"num_experts":128,"num_experts_per_tok":8,"moe_intermediate_size":768})", "m.json");
+    "head_dim":128,"num_experts":128,"num_experts_per_tok":8,"moe_intermediate_size":768})",
+                           "m.json");
   ASSERT_TRUE(m) << m.error().message;
   EXPECT_EQ(m->experts, 128u);
   EXPECT_EQ(m->expert_intermediate, 768u);
@@ -156,7 +161,8 @@ TEST(Safetensors, HeaderLengthIsBoundedBeforeAllocating) {
 TEST(Safetensors, CountsPerDtypeAndRejectsUnknownDtype) {
   auto info = ParseSafetensorsHeader(
       R"({"__metadata__":{"format":"pt"},"a":{"dtype":"BF16","shape":[4,8],"data_offsets":[0,64]},
-          "b":{"dtype":"F32","shape":[8],"data_offsets":[64,96]}})", "f");
+          "b":{"dtype":"F32","shape":[8],"data_offsets":[64,96]}})",
+      "f");
   ASSERT_TRUE(info) << info.error().message;
   EXPECT_EQ(info->params_by_dtype.at("BF16"), 32u);
   EXPECT_EQ(info->params_by_dtype.at("F32"), 8u);
@@ -172,7 +178,8 @@ TEST(Safetensors, CountsPerDtypeAndRejectsUnknownDtype) {
 TEST(Safetensors, SumsOfUntrustedSizesNeverWrap) {
   // 3,000 tensors of 2^50 F64 elements: each 2^53 bytes, together past 2^64.
   std::string h = "{";
-  for (int i = 0; i < 3000; ++i) h += fmt::format("{}\"t{}\":{{\"dtype\":\"F64\",\"shape\":[1125899906842624]}}", i ? "," : "", i);
+  for (int i = 0; i < 3000; ++i)
+    h += fmt::format("{}\"t{}\":{{\"dtype\":\"F64\",\"shape\":[1125899906842624]}}", i ? "," : "", i);
   h += "}";
   auto r = ParseSafetensorsHeader(h, "m.safetensors");
   ASSERT_FALSE(r);
@@ -211,7 +218,8 @@ TEST(ResolveModel, DirectoryUsesHeaderCountAndSaysSo) {
   testing::TempDir d;
   d.Write("config.json", R"({"model_type":"llama","vocab_size":100,"hidden_size":64,"intermediate_size":128,
     "num_hidden_layers":2,"num_attention_heads":4})");
-  d.Write("model.safetensors", Safetensors(R"({"w":{"dtype":"BF16","shape":[12345],"data_offsets":[0,24690]}})", 24690));
+  d.Write("model.safetensors",
+          Safetensors(R"({"w":{"dtype":"BF16","shape":[12345],"data_offsets":[0,24690]}})", 24690));
   auto m = ResolveModel(d.path());
   ASSERT_TRUE(m) << m.error().message;
   EXPECT_EQ(m->params, 12345u);

@@ -75,7 +75,8 @@ TEST(Arch, CrossCompilationCopiesBesideTheHostsAreNotForeignCode) {
   WritePackage(dir, "wrongarch", {"wrongarch/_C.so"});
   auto bad = RunInProcess({"preflight", "--only", "G1", "--site-packages", dir.path() + "/site"});
   EXPECT_EQ(bad.rc, 1) << bad.out;
-  EXPECT_NE(bad.out.find("G1 FAIL native code for another CPU: wrongarch 1.0: 1 object for"), std::string::npos) << bad.out;
+  EXPECT_NE(bad.out.find("G1 FAIL native code for another CPU: wrongarch 1.0: 1 object for"), std::string::npos)
+      << bad.out;
   EXPECT_EQ(bad.out.find("cutlass_dsl 1.0:"), std::string::npos) << bad.out;
 }
 

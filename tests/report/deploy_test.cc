@@ -23,14 +23,15 @@ std::set<std::string> MetricNames(std::string expr) {
   expr = std::regex_replace(expr, std::regex(R"(\{[^}]*\})"), " ");
   expr = std::regex_replace(expr, std::regex(R"(\[[^\]]*\])"), " ");
   expr = std::regex_replace(expr, std::regex(R"(\b(by|without|on|ignoring|group_left|group_right)\s*\([^)]*\))"), " ");
-  static const std::set<std::string> kKeywords = {"and", "or", "unless", "bool", "offset", "by", "without",
-                                                  "on", "ignoring", "group_left", "group_right", "inf", "nan"};
+  static const std::set<std::string> kKeywords = {"and",         "or",      "unless", "bool",     "offset",
+                                                  "by",          "without", "on",     "ignoring", "group_left",
+                                                  "group_right", "inf",     "nan"};
   std::set<std::string> names;
   std::regex ident(R"([A-Za-z_:][A-Za-z0-9_:]*)");
   for (auto it = std::sregex_iterator(expr.begin(), expr.end(), ident); it != std::sregex_iterator(); ++it) {
     size_t end = static_cast<size_t>(it->position() + it->length());
-    if (it->position() > 0 && (std::isdigit(static_cast<unsigned char>(expr[it->position() - 1])) ||
-                               expr[it->position() - 1] == '.'))
+    if (it->position() > 0 &&
+        (std::isdigit(static_cast<unsigned char>(expr[it->position() - 1])) || expr[it->position() - 1] == '.'))
       continue;  // the tail of a number or duration (1e3, 5m)
     size_t next = expr.find_first_not_of(" \t\n", end);
     if (next != std::string::npos && expr[next] == '(') continue;  // a function
@@ -75,9 +76,9 @@ TEST(DeployGrafana, DashboardQueriesOnlyExportedMetrics) {
   EXPECT_GE(queries, 10);
   // The fleet view covers what the issue asks for: temperature, power, SM clock, memory, throttle
   // reasons, workloads.
-  for (const char* want : {"sparkops_gpu_temperature_celsius", "sparkops_gpu_power_watts", "sparkops_gpu_sm_clock_hertz",
-                           "sparkops_memory_available_bytes", "sparkops_gpu_clock_event_reason",
-                           "sparkops_workload_pool_bytes"})
+  for (const char* want :
+       {"sparkops_gpu_temperature_celsius", "sparkops_gpu_power_watts", "sparkops_gpu_sm_clock_hertz",
+        "sparkops_memory_available_bytes", "sparkops_gpu_clock_event_reason", "sparkops_workload_pool_bytes"})
     EXPECT_TRUE(used.count(want)) << want;
   for (const auto& v : doc["templating"]["list"]) {
     if (!v.contains("definition")) continue;
@@ -98,7 +99,8 @@ TEST(DeployPrometheus, RulesQueryOnlyExportedMetrics) {
       std::string expr = rule["expr"].as<std::string>();
       auto names = MetricNames(expr);
       EXPECT_FALSE(names.empty()) << expr;
-      for (const auto& name : names) EXPECT_TRUE(allowed.count(name)) << rule["alert"].as<std::string>() << ": " << name;
+      for (const auto& name : names)
+        EXPECT_TRUE(allowed.count(name)) << rule["alert"].as<std::string>() << ": " << name;
       ++n;
     }
   EXPECT_GE(n, 6);

@@ -45,14 +45,23 @@ std::string FindChromium() {
 
 TEST(HtmlReport, RendersInHeadlessChromium) {
   std::string chromium = FindChromium();
-  if (chromium.empty()) GTEST_SKIP() << "chromium is not installed (Debian package `chromium`; scripts/setup.sh installs it)";
+  if (chromium.empty())
+    GTEST_SKIP() << "chromium is not installed (Debian package `chromium`; scripts/setup.sh installs it)";
   TempDir d;
   std::string html = WriteReport(d, "contention");
   std::string png = d.path() + "/shot.png";
-  std::vector<std::string> argv = {chromium, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
-                                    "--no-first-run", "--user-data-dir=" + d.path() + "/profile",
-                                    "--window-size=1000,1200", "--screenshot=" + png, "--enable-logging=stderr",
-                                    "--v=0", "file://" + html};
+  std::vector<std::string> argv = {chromium,
+                                   "--headless",
+                                   "--no-sandbox",
+                                   "--disable-gpu",
+                                   "--hide-scrollbars",
+                                   "--no-first-run",
+                                   "--user-data-dir=" + d.path() + "/profile",
+                                   "--window-size=1000,1200",
+                                   "--screenshot=" + png,
+                                   "--enable-logging=stderr",
+                                   "--v=0",
+                                   "file://" + html};
   CommandOptions opt;
   opt.timeout = std::chrono::seconds(25);
   auto r = RunCommand(argv, opt);

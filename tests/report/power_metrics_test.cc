@@ -9,7 +9,9 @@
 namespace sparkops {
 namespace {
 
-PowerReading Fixture(const char* name) { return ReadPowerReading(HostFs(testing::Fixture(std::string("power/") + name))); }
+PowerReading Fixture(const char* name) {
+  return ReadPowerReading(HostFs(testing::Fixture(std::string("power/") + name)));
+}
 
 std::string Render(const PowerReading& p) {
   ExporterInputs in;
@@ -57,7 +59,8 @@ TEST(PowerMetrics, FamiliesAreListedForTheDeployChecks) {
 TEST(G4Power, LinesFromEachLayout) {
   auto ewma = G4PowerLines(Fixture("spbm_ewma"), true);
   ASSERT_EQ(ewma.size(), 2u);
-  EXPECT_EQ(ewma[0], "spbm: PROCHOT off, power-limit level 0, DC input 26.0 W, pl1 EWMA 17 of 140 W, syspl1 EWMA 24 of 231 W");
+  EXPECT_EQ(ewma[0],
+            "spbm: PROCHOT off, power-limit level 0, DC input 26.0 W, pl1 EWMA 17 of 140 W, syspl1 EWMA 24 of 231 W");
   EXPECT_EQ(ewma[1], "CPU 53.0 degC (cpu_p_clu0), SoC 50.0 degC (soc)");
   auto hot = G4PowerLines(Fixture("spbm_cap_acpi"), true);
   EXPECT_NE(hot[0].find("PROCHOT ON"), std::string::npos);

@@ -5,8 +5,8 @@
 #include <fmt/format.h>
 
 #include <regex>
-#include <sstream>
 #include <set>
+#include <sstream>
 
 #include "host/meminfo.h"
 #include "host/pressure.h"
@@ -86,9 +86,7 @@ ExporterInputs FullInputs() {
   return in;
 }
 
-TEST(Prometheus, GoldenFullInputs) {
-  EXPECT_EQ(CheckGolden("exporter_metrics.prom", RenderMetrics(FullInputs())), "");
-}
+TEST(Prometheus, GoldenFullInputs) { EXPECT_EQ(CheckGolden("exporter_metrics.prom", RenderMetrics(FullInputs())), ""); }
 
 TEST(Prometheus, AbsentReadingsAreOmittedNeverZero) {
   ExporterInputs in;
@@ -101,13 +99,13 @@ TEST(Prometheus, AbsentReadingsAreOmittedNeverZero) {
   s.mem = m;
   in.sample = s;
   std::string out = RenderMetrics(in);
-  for (const char* absent : {"sparkops_gpu_temperature_celsius", "sparkops_gpu_power_watts",
-                             "sparkops_gpu_power_limit_watts", "sparkops_gpu_sm_clock_hertz",
-                             "sparkops_gpu_utilization_ratio", "sparkops_gpu_energy_joules_total",
-                             "sparkops_gpu_clock_event_reason", "sparkops_gpu_throttled", "sparkops_gpu_pd_degraded",
-                             "sparkops_gpu_memory_total_bytes", "sparkops_memory_available_bytes",
-                             "sparkops_memory_page_cache_bytes", "sparkops_memory_pressure_some_avg10_ratio",
-                             "sparkops_gpu_attributed_memory_bytes", "sparkops_preflight_status"})
+  for (const char* absent :
+       {"sparkops_gpu_temperature_celsius", "sparkops_gpu_power_watts", "sparkops_gpu_power_limit_watts",
+        "sparkops_gpu_sm_clock_hertz", "sparkops_gpu_utilization_ratio", "sparkops_gpu_energy_joules_total",
+        "sparkops_gpu_clock_event_reason", "sparkops_gpu_throttled", "sparkops_gpu_pd_degraded",
+        "sparkops_gpu_memory_total_bytes", "sparkops_memory_available_bytes", "sparkops_memory_page_cache_bytes",
+        "sparkops_memory_pressure_some_avg10_ratio", "sparkops_gpu_attributed_memory_bytes",
+        "sparkops_preflight_status"})
     EXPECT_EQ(out.find(absent), std::string::npos) << absent << "\n" << out;
   EXPECT_NE(out.find("sparkops_memory_total_bytes 1024\n"), std::string::npos) << out;
   EXPECT_NE(out.find("sparkops_gpu_info{gpu=\"0\",uuid=\"GPU-x\",name=\"\"} 1\n"), std::string::npos) << out;
@@ -127,7 +125,8 @@ TEST(Prometheus, OneSeriesPerClockEventReason) {
   std::string out = RenderMetrics(FullInputs());
   for (const auto& r : ClockEventReasons()) {
     std::string want = fmt::format(
-        "sparkops_gpu_clock_event_reason{{gpu=\"0\",uuid=\"GPU-5f1e2d3c-0000-4a5b-9c8d-0123456789ab\",reason=\"{}\"}} {}\n",
+        "sparkops_gpu_clock_event_reason{{gpu=\"0\",uuid=\"GPU-5f1e2d3c-0000-4a5b-9c8d-0123456789ab\",reason=\"{}\"}} "
+        "{}\n",
         r.name, r.bit == 0x20 ? 1 : 0);
     EXPECT_NE(out.find(want), std::string::npos) << want;
   }
@@ -194,7 +193,6 @@ TEST(Prometheus, DerivedStates) {
   EXPECT_EQ(ev.pd_degraded, true);
   EXPECT_EQ(ev.thermal_signature, true);
 }
-
 
 }  // namespace
 }  // namespace sparkops

@@ -264,7 +264,8 @@ TEST(RunFault, StalledLiveViewReaderDoesNotHoldUpTheJob) {
   close(p[0]);
   Finished f = Wait(pid, t0);
   EXPECT_EQ(f.status, 4) << SparkopsErr(err);
-  EXPECT_NE(shown.find(" bytes of output not shown here while this view's reader was stopped; train.log has every line]"),
+  EXPECT_NE(shown.find(
+                " bytes of output not shown here while this view's reader was stopped; train.log has every line]"),
             std::string::npos);
   size_t printed = 0;
   for (int i = 1; i <= 2000000; ++i) printed += std::to_string(i).size() + 1;
@@ -274,8 +275,8 @@ TEST(RunFault, StalledLiveViewReaderDoesNotHoldUpTheJob) {
   auto lines = SplitLines(log);
   ASSERT_EQ(lines.size(), 2000000u) << "train.log has every line";
   EXPECT_TRUE(EndsWith(lines.back(), "\to\t2000000"));
-  std::printf("stalled reader: run directory complete after %.1f s; %zu of %zu bytes shown\n", complete_s,
-              shown.size(), printed);
+  std::printf("stalled reader: run directory complete after %.1f s; %zu of %zu bytes shown\n", complete_s, shown.size(),
+              printed);
 }
 
 // A job whose argv is not UTF-8 (a Latin-1 file name): meta.json records it with U+FFFD for the
@@ -317,8 +318,8 @@ size_t CheckLineSequence(const std::string& text, size_t iteration) {
     const std::string want = "line " + std::to_string(n) + (n % 1000 == 999 ? pad : "");
     const bool ok = nl == std::string::npos ? std::string_view(want).substr(0, l.size()) == l : l == want;
     if (!ok) {
-      ADD_FAILURE() << "kill " << iteration << ": line " << n << " is '" << l.substr(0, 40) << "' ("
-                    << l.size() << " bytes)";
+      ADD_FAILURE() << "kill " << iteration << ": line " << n << " is '" << l.substr(0, 40) << "' (" << l.size()
+                    << " bytes)";
       break;
     }
     ++n;
@@ -438,8 +439,7 @@ TEST(RunFault, KillMinus9AtRandomMomentsNeverLosesOrCorruptsRecords) {
     killed += WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL;
     // The job (its own process group, now reparented to this process): kill and reap all of it.
     kill(-job, SIGKILL);
-    while (subreaper && waitpid(-job, nullptr, 0) > 0) {
-    }
+    while (subreaper && waitpid(-job, nullptr, 0) > 0) {}
     for (int w = 0; w < 500 && GroupAlive(job); ++w) std::this_thread::sleep_for(std::chrono::milliseconds(10));
     EXPECT_FALSE(GroupAlive(job)) << "kill " << i << ": the job's process group outlived the round";
 
@@ -509,9 +509,10 @@ TEST(RunFault, KillMinus9AtRandomMomentsNeverLosesOrCorruptsRecords) {
   }
   if (subreaper) prctl(PR_SET_CHILD_SUBREAPER, 0);
   EXPECT_EQ(killed, 100u);
-  std::printf("kill -9 x %zu: %zu torn final train.log writes (bytes written:%s), %zu rounds with events, %zu job "
-              "lines checked\n",
-              killed, torn_tails, torn_sizes.c_str(), with_events, lines_total);
+  std::printf(
+      "kill -9 x %zu: %zu torn final train.log writes (bytes written:%s), %zu rounds with events, %zu job "
+      "lines checked\n",
+      killed, torn_tails, torn_sizes.c_str(), with_events, lines_total);
 }
 
 }  // namespace

@@ -13,8 +13,8 @@
 #include <thread>
 
 #include "base/strings.h"
-#include "guard/ledger.h"
 #include "guard/event.h"
+#include "guard/ledger.h"
 #include "host/child.h"
 #include "host/meminfo.h"
 #include "test_util.h"
@@ -60,9 +60,9 @@ struct FakeHost {
     std::filesystem::rename(tmp, root + "/" + rel);
   }
   void SetMem(uint64_t avail, uint64_t cached = 3 * kGiB) const {
-    Put("proc/meminfo", "MemTotal: " + std::to_string(32 * kGiB / 1024) + " kB\nMemFree: 1024 kB\nMemAvailable: " +
-                            std::to_string(avail / 1024) + " kB\nBuffers: 0 kB\nCached: " +
-                            std::to_string(cached / 1024) + " kB\nShmem: 0 kB\n");
+    Put("proc/meminfo", "MemTotal: " + std::to_string(32 * kGiB / 1024) +
+                            " kB\nMemFree: 1024 kB\nMemAvailable: " + std::to_string(avail / 1024) +
+                            " kB\nBuffers: 0 kB\nCached: " + std::to_string(cached / 1024) + " kB\nShmem: 0 kB\n");
   }
   void SetPsi(double full) const {
     Put("proc/pressure/memory", "some avg10=" + std::to_string(full) + " avg60=0.00 avg300=0.00 total=1\nfull avg10=" +
@@ -99,8 +99,7 @@ int Finish(LiveRun& lr, std::string* err = nullptr) {
   std::string e;
   char buf[4096];
   ssize_t n;
-  while ((n = ::read(lr.child.out_fd, buf, sizeof buf)) > 0) {
-  }
+  while ((n = ::read(lr.child.out_fd, buf, sizeof buf)) > 0) {}
   while ((n = ::read(lr.child.err_fd, buf, sizeof buf)) > 0) e.append(buf, static_cast<size_t>(n));
   ::close(lr.child.out_fd), ::close(lr.child.err_fd);
   if (err) *err = e;
@@ -266,8 +265,7 @@ pid_t JobPid(const std::string& dir) {
     try {
       auto meta = nlohmann::json::parse(ReadFileOrDie(dir + "/meta.json"));
       if (meta["pid"].is_number()) return meta["pid"].get<pid_t>();
-    } catch (...) {
-    }
+    } catch (...) {}
     std::this_thread::sleep_for(25ms);
   }
   return -1;

@@ -36,14 +36,16 @@ AnalysisResult RunWithPool(std::vector<double> available) {
   AnalysisResult r;
   r.in.dir = "/runs/r1";
   ThermalSeries s;
-  for (size_t i = 0; i < available.size(); ++i) s.rows.push_back(Row(1000 * static_cast<int64_t>(i), available[i], i == 0 ? 0.4 : 9.0));
+  for (size_t i = 0; i < available.size(); ++i)
+    s.rows.push_back(Row(1000 * static_cast<int64_t>(i), available[i], i == 0 ? 0.4 : 9.0));
   r.thermal = s;
   return r;
 }
 
 OomSignature TorchOom() {
-  return ParseOomSignature("Traceback (most recent call last):\n  File \"t.py\", in training_step\n    loss.backward()\n"
-                           "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB.");
+  return ParseOomSignature(
+      "Traceback (most recent call last):\n  File \"t.py\", in training_step\n    loss.backward()\n"
+      "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB.");
 }
 
 memory::Plan FullFineTune8B(bool grad_ckpt, double budget_gib) {
@@ -78,13 +80,15 @@ TEST(RunMemory, OomWithThePlanGivesPeakBudgetAndTheRungThatFits) {
   EXPECT_DOUBLE_EQ(*m->start_available_gib, 100.0);
   EXPECT_DOUBLE_EQ(*m->budget_gib, 80.0);
   EXPECT_GT(*m->planned_peak_gib, 80.0);  // full FT without checkpointing at seq 4096 does not fit 80 GiB
-  EXPECT_NE(m->headline.find("took 81.5 GiB of the pool at its peak (MemAvailable 100.0 -> 18.5 GiB)"), std::string::npos)
+  EXPECT_NE(m->headline.find("took 81.5 GiB of the pool at its peak (MemAvailable 100.0 -> 18.5 GiB)"),
+            std::string::npos)
       << m->headline;
   EXPECT_NE(m->headline.find("against a budget of 80.0 GiB"), std::string::npos) << m->headline;
   // the page cache of the first sample (0.4 GiB) is not worth a flush; checkpointing on fits
   EXPECT_EQ(m->ladder.next, 2) << m->ladder.why_next;
   EXPECT_NE(m->ladder.why_next.find("gradient checkpointing is off"), std::string::npos) << m->ladder.why_next;
-  EXPECT_NE(m->ladder.steps[0].detail.find("0.4 GiB of page cache was reclaimable at the run's start"), std::string::npos)
+  EXPECT_NE(m->ladder.steps[0].detail.find("0.4 GiB of page cache was reclaimable at the run's start"),
+            std::string::npos)
       << m->ladder.steps[0].detail;
   EXPECT_NE(m->ladder.steps[1].detail.find("saves "), std::string::npos);
   // with checkpointing already on, step 2 says nothing of it
@@ -119,7 +123,10 @@ TEST(RunMemory, GuardStopWithoutSamplesOrPlanSaysWhatIsMissing) {
 
 TEST(RunMemory, TheOomEventRunRecordedStandsInForLogText) {
   AnalysisResult r = RunWithPool({50, 0.5});
-  r.events.push_back({900, "oom", {{"signature", "killed_sigkill"}, {"phase", "unknown"}, {"detail", "SIGKILL with MemAvailable 0.5 GiB"}}});
+  r.events.push_back(
+      {900,
+       "oom",
+       {{"signature", "killed_sigkill"}, {"phase", "unknown"}, {"detail", "SIGKILL with MemAvailable 0.5 GiB"}}});
   auto m = DescribeRunMemory(r, OomSignature{}, std::nullopt);
   ASSERT_TRUE(m);
   EXPECT_EQ(m->trigger, "oom");
@@ -129,7 +136,9 @@ TEST(RunMemory, TheOomEventRunRecordedStandsInForLogText) {
 
 TEST(RunMemory, HtmlReportShowsTheLadderCardAndTheGuardOnTheMemoryPlot) {
   AnalysisResult r = RunWithPool({100.0, 40.0, 7.0});
-  RunEvent stop{1500, "memory_guard", {{"action", "terminate"}, {"mem_available_bytes", 7 * kGiB}, {"min_available_bytes", 8 * kGiB}}};
+  RunEvent stop{1500,
+                "memory_guard",
+                {{"action", "terminate"}, {"mem_available_bytes", 7 * kGiB}, {"min_available_bytes", 8 * kGiB}}};
   r.events.push_back(stop);
   auto m = DescribeRunMemory(r, OomSignature{}, std::nullopt);
   ASSERT_TRUE(m);
@@ -152,7 +161,8 @@ TEST(RunMemory, AnalyzeOfTheOomFixtureRebuildsThePlanAtTheRecordedBudget) {
   EXPECT_NE(m["why"].get<std::string>().find("turning it on fits"), std::string::npos) << m["why"];
   // step 1 counts the page_cache_gib column of the first sample
   EXPECT_NE(m["steps"][0]["detail"].get<std::string>().find("0.4 GiB of page cache was reclaimable at the run's start"),
-            std::string::npos) << m["steps"][0]["detail"];
+            std::string::npos)
+      << m["steps"][0]["detail"];
 }
 
 // plan.json and meta.json come from a run directory anyone can edit: a budget that is not a positive
@@ -174,7 +184,8 @@ TEST(RunMemory, HostilePlanFilesAreNotedNotTrusted) {
   ASSERT_EQ(::mkfifo((dir + "/plan.json").c_str(), 0600), 0);
   auto fifo = RunInProcess({"--root", Fixture("runs/root"), "--json", "analyze", dir});
   ASSERT_EQ(fifo.rc, 0) << fifo.err;
-  EXPECT_NE(nlohmann::json::parse(fifo.out)["memory"]["plan_note"].get<std::string>().find("plan.json"), std::string::npos);
+  EXPECT_NE(nlohmann::json::parse(fifo.out)["memory"]["plan_note"].get<std::string>().find("plan.json"),
+            std::string::npos);
 }
 
 // run --plan-args records the plan at the start (the pool before the job), the job prints an OOM;
@@ -187,7 +198,8 @@ TEST(RunMemory, RunAndAnalyzeTellTheOomWithThePlansNumbers) {
                       "sleep 0.3; echo 'step 3 loss 2.1'; echo 'torch.OutOfMemoryError: CUDA out of memory. Tried to "
                       "allocate 2.00 GiB.' >&2; exit 1"});
   EXPECT_EQ(r.rc, 1) << r.err;
-  EXPECT_NE(r.err.find("sparkops run: the job ran out of memory (torch_cuda_oom during step)"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("sparkops run: the job ran out of memory (torch_cuda_oom during step)"), std::string::npos)
+      << r.err;
   EXPECT_NE(r.err.find("against a budget of 80.0 GiB"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("next step of the OOM ladder"), std::string::npos) << r.err;
   auto meta = nlohmann::json::parse(ReadFileOrDie(dir + "/meta.json"));
@@ -216,7 +228,9 @@ TEST(RunMemory, RunAndAnalyzeTellTheOomWithThePlansNumbers) {
   // a run that ended well has no memory section
   auto ok = RunBinary({"--root", Fixture("gb10"), "run", "--out", d.path() + "/ok", "--no-guard", "--", "true"});
   EXPECT_EQ(ok.rc, 0) << ok.err;
-  EXPECT_TRUE(nlohmann::json::parse(RunInProcess({"--root", Fixture("gb10"), "--json", "analyze", d.path() + "/ok"}).out)["memory"].is_null());
+  EXPECT_TRUE(nlohmann::json::parse(
+                  RunInProcess({"--root", Fixture("gb10"), "--json", "analyze", d.path() + "/ok"}).out)["memory"]
+                  .is_null());
 }
 
 }  // namespace

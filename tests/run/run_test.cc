@@ -83,9 +83,9 @@ struct LiveRun {
 LiveRun StartRun(const TempDir& d, const std::string& script, const std::string& grace = "5") {
   LiveRun lr;
   lr.dir = d.path() + "/r";
-  std::vector<std::string> argv = testing::TargetArgv({testing::SparkopsBin(), "--root", Fixture("gb10"), "run",
-                                                       "--out", lr.dir, "--interval", "0.1", "--grace", grace, "--",
-                                                       "bash", "-c", script});
+  std::vector<std::string> argv =
+      testing::TargetArgv({testing::SparkopsBin(), "--root", Fixture("gb10"), "run", "--out", lr.dir, "--interval",
+                           "0.1", "--grace", grace, "--", "bash", "-c", script});
   auto c = SpawnChild(argv, false);
   EXPECT_TRUE(c) << (c ? "" : c.error().message);
   lr.child = *c;
@@ -104,8 +104,7 @@ LiveRun StartRun(const TempDir& d, const std::string& script, const std::string&
 int Finish(LiveRun& lr) {
   // Drain the pipes so the child never blocks on a full pipe.
   char buf[4096];
-  while (::read(lr.child.out_fd, buf, sizeof buf) > 0) {
-  }
+  while (::read(lr.child.out_fd, buf, sizeof buf) > 0) {}
   ::close(lr.child.out_fd);
   ::close(lr.child.err_fd);
   return WaitChild(lr.child);

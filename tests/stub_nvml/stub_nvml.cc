@@ -10,8 +10,8 @@
 
 namespace {
 
-constexpr int kSuccess = 0, kUninitialized = 1, kInvalidArgument = 2, kNotSupported = 3,
-              kInsufficientSize = 7, kDriverNotLoaded = 9, kGpuIsLost = 15;
+constexpr int kSuccess = 0, kUninitialized = 1, kInvalidArgument = 2, kNotSupported = 3, kInsufficientSize = 7,
+              kDriverNotLoaded = 9, kGpuIsLost = 15;
 
 struct Proc {
   unsigned pid;

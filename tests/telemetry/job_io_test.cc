@@ -6,8 +6,8 @@
 
 #include <chrono>
 
-#include "telemetry/job_tree.h"
 #include "host/proc_io.h"
+#include "telemetry/job_tree.h"
 #include "test_util.h"
 
 namespace sparkops {
@@ -29,7 +29,8 @@ TEST(ProcIo, ParserTable) {
     const char* error;  // a word the error names
   };
   const Case cases[] = {
-      {"rchar: 1\nwchar: 2\nsyscr: 3\nsyscw: 4\nread_bytes: 4096\nwrite_bytes: 8192\ncancelled_write_bytes: 0\n", true, 4096, 8192, ""},
+      {"rchar: 1\nwchar: 2\nsyscr: 3\nsyscw: 4\nread_bytes: 4096\nwrite_bytes: 8192\ncancelled_write_bytes: 0\n", true,
+       4096, 8192, ""},
       {"write_bytes: 7\nread_bytes: 5", true, 5, 7, ""},                          // any order, no final newline
       {"read_bytes:   0\nwrite_bytes:\t0\n", true, 0, 0, ""},                       // a real 0 is a reading
       {"read_bytes: 18446744073709551615\nwrite_bytes: 0\n", true, UINT64_MAX, 0, ""},

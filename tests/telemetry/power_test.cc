@@ -12,7 +12,9 @@
 namespace sparkops {
 namespace {
 
-PowerReading Fixture(const char* name) { return ReadPowerReading(HostFs(testing::Fixture(std::string("power/") + name))); }
+PowerReading Fixture(const char* name) {
+  return ReadPowerReading(HostFs(testing::Fixture(std::string("power/") + name)));
+}
 
 Sample Busy(unsigned clock_mhz, PowerReading p) {
   Sample s;

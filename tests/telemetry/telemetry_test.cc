@@ -1,11 +1,11 @@
 // Clock-event reasons, the event detector, CSV rows, PSI parsing and the durable appender.
 #include <gtest/gtest.h>
 
+#include "analysis/thermal.h"
 #include "base/strings.h"
 #include "host/pressure.h"
 #include "telemetry/appender.h"
 #include "telemetry/csv.h"
-#include "analysis/thermal.h"
 #include "telemetry/events.h"
 #include "telemetry/reasons.h"
 #include "test_util.h"
@@ -22,8 +22,8 @@ TEST(Reasons, DecodeAndThrottleSet) {
   EXPECT_EQ(DecodeReasons(0x110), (std::vector<std::string>{"sync_boost", "display_clocks"}));
   EXPECT_TRUE(ThrottleReasons(0x1 | 0x2 | 0x10 | 0x100).empty());
   EXPECT_EQ(ThrottleReasons(0x24), (std::vector<std::string>{"sw_thermal", "sw_power_cap"}));
-  EXPECT_EQ(ThrottleReasons(0xFC), (std::vector<std::string>{"sw_thermal", "hw_thermal", "sw_power_cap", "hw_slowdown",
-                                                             "hw_power_brake"}));
+  EXPECT_EQ(ThrottleReasons(0xFC),
+            (std::vector<std::string>{"sw_thermal", "hw_thermal", "sw_power_cap", "hw_slowdown", "hw_power_brake"}));
   EXPECT_EQ(FormatReasonMask(0x20), "0x20");
 }
 
@@ -98,9 +98,7 @@ TEST(Events, ThermalSignatureRisingAtFlatPower) {
       {65, 71, 2400, 97, 0x0, {"thermal_signature"}},  // 62 -> 65 over 3 samples at flat power
   });
   RunSequence({
-      {60, 50, 2400, 97, 0x0, {}},
-      {61, 50, 2400, 97, 0x0, {}},
-      {62, 50, 2400, 97, 0x0, {}},  // only +2
+      {60, 50, 2400, 97, 0x0, {}}, {61, 50, 2400, 97, 0x0, {}}, {62, 50, 2400, 97, 0x0, {}},  // only +2
   });
 }
 
@@ -140,7 +138,8 @@ TEST(Csv, AbsentIsEmptyNeverZero) {
   std::string empty = CsvRow(s);
   EXPECT_EQ(empty, "2026-11-29T13:02:29.123Z" + std::string(cols.size() - 1, ',') + "\n");
   GpuReading g;
-  g.temp_c = 45, g.power_w = 12.346, g.sm_clock_mhz = 2411, g.clock_event_reasons = 0x24, g.util_pct = 0, g.energy_mj = 1500;
+  g.temp_c = 45, g.power_w = 12.346, g.sm_clock_mhz = 2411, g.clock_event_reasons = 0x24, g.util_pct = 0,
+  g.energy_mj = 1500;
   s.gpu = g;
   s.mem = *ParseMemInfo("MemTotal: 1048576 kB\nMemFree: 524288 kB\nMemAvailable: 786432 kB\n");
   s.events = {"throttle_start:sw_thermal+sw_power_cap", "hot"};
@@ -155,8 +154,9 @@ TEST(Csv, AbsentIsEmptyNeverZero) {
 }
 
 TEST(Pressure, ParsesKernelFormat) {
-  auto p = ParsePressure("some avg10=1.52 avg60=0.87 avg300=0.21 total=48211934\n"
-                         "full avg10=0.40 avg60=0.22 avg300=0.05 total=12002751\n");
+  auto p = ParsePressure(
+      "some avg10=1.52 avg60=0.87 avg300=0.21 total=48211934\n"
+      "full avg10=0.40 avg60=0.22 avg300=0.05 total=12002751\n");
   ASSERT_TRUE(p) << p.error().message;
   EXPECT_DOUBLE_EQ(p->some->avg10, 1.52);
   EXPECT_EQ(p->some->total_us, 48211934u);

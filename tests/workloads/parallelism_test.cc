@@ -118,8 +118,8 @@ TEST(LayoutFromArgv, LaunchersAndServers) {
   ASSERT_TRUE(acc);
   EXPECT_EQ(acc->data_parallel, "FSDP");
   EXPECT_EQ(JudgeLayout(*acc, std::nullopt).level, LayoutLevel::kPass);
-  auto tune = LayoutFromArgv({"tune", "run", "--nnodes", "2", "full_finetune_distributed", "tensor_parallel_dim=2"}, {},
-                             "p");
+  auto tune =
+      LayoutFromArgv({"tune", "run", "--nnodes", "2", "full_finetune_distributed", "tensor_parallel_dim=2"}, {}, "p");
   ASSERT_TRUE(tune);
   EXPECT_EQ(JudgeLayout(*tune, std::nullopt).level, LayoutLevel::kFail);
   auto sg = LayoutFromArgv({"python3", "-m", "sglang.launch_server", "--tp-size", "2", "--nnodes", "2"}, {}, "p");

@@ -50,7 +50,8 @@ INSTANTIATE_TEST_SUITE_P(
     Fixtures, EveryKind,
     ::testing::Values(
         KindCase{"vllm-default", 3101, WorkloadKind::kVllm, Verdict::kNearCapacity, 1, "default 0.92"},
-        KindCase{"vllm-kv-bytes", 3201, WorkloadKind::kVllm, Verdict::kCapped, 0, "KV 16.0 GiB (--kv-cache-memory-bytes)"},
+        KindCase{"vllm-kv-bytes", 3201, WorkloadKind::kVllm, Verdict::kCapped, 0,
+                 "KV 16.0 GiB (--kv-cache-memory-bytes)"},
         KindCase{"sglang", 3301, WorkloadKind::kSglang, Verdict::kNearCapacity, 1, "0.80 (--mem-fraction-static)"},
         KindCase{"ollama-loaded", 1201, WorkloadKind::kOllama, Verdict::kUncapped, 1, "none (sized by loaded models)"},
         KindCase{"llama-cpp", 3501, WorkloadKind::kLlamaCpp, Verdict::kCapped, 0, "fixed (-c 16384)"},
@@ -83,7 +84,8 @@ TEST(Classify, RanksAreNamedAndAllocatorConfIsANoteNotACap) {
   EXPECT_EQ(ws[0].children[0].role, "rank 0");
   EXPECT_EQ(ws[0].detail, "train.py");
   bool noted = false;
-  for (const auto& n : ws[0].notes) noted |= n.find("PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True") != std::string::npos;
+  for (const auto& n : ws[0].notes)
+    noted |= n.find("PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True") != std::string::npos;
   EXPECT_TRUE(noted);
   EXPECT_EQ(ws[0].verdict, Verdict::kUncapped);
 }
@@ -122,7 +124,8 @@ TEST(Classify, LlamaCppFixedSizeJudgedByWhatItHolds) {
   EXPECT_EQ(big[0].verdict, Verdict::kNearCapacity);
 }
 
-ProcessInfo Proc(uint32_t pid, uint32_t ppid, std::vector<std::string> argv, std::map<std::string, std::string> env = {}) {
+ProcessInfo Proc(uint32_t pid, uint32_t ppid, std::vector<std::string> argv,
+                 std::map<std::string, std::string> env = {}) {
   ProcessInfo p;
   p.pid = pid;
   p.ppid = ppid;
@@ -154,8 +157,9 @@ TEST(Caps, VllmFractionBoundaryAtExactlyHalf) {
 }
 
 TEST(Caps, KvBytesOverridesFractionAndByteBoundaryIsHalfOfMemTotal) {
-  auto half = One({Proc(10, 1, {"vllm", "serve", "m", "--kv-cache-memory-bytes", std::to_string(kMemTotal / 2),
-                                "--gpu-memory-utilization", "0.95"})});
+  auto half = One({Proc(10, 1,
+                        {"vllm", "serve", "m", "--kv-cache-memory-bytes", std::to_string(kMemTotal / 2),
+                         "--gpu-memory-utilization", "0.95"})});
   EXPECT_EQ(half.verdict, Verdict::kCapped);
   EXPECT_FALSE(half.cap.fraction);
   bool ignored = false;
@@ -187,8 +191,9 @@ TEST(Caps, OllamaIdleLoadedLegacyRunnerAndKeepAlive) {
   auto idle = One({Proc(10, 1, {"/usr/local/bin/ollama", "serve"})});
   EXPECT_EQ(idle.verdict, Verdict::kIdle);
   auto legacy = One({Proc(10, 1, {"/usr/local/bin/ollama", "serve"}, {{"OLLAMA_KEEP_ALIVE", "-1"}}),
-                     Proc(11, 10, {"/tmp/ollama123/runners/cuda_v12/ollama_llama_server", "--model", "/m.gguf",
-                                   "--n-gpu-layers", "33", "--parallel", "4", "--port", "1"})});
+                     Proc(11, 10,
+                          {"/tmp/ollama123/runners/cuda_v12/ollama_llama_server", "--model", "/m.gguf",
+                           "--n-gpu-layers", "33", "--parallel", "4", "--port", "1"})});
   EXPECT_EQ(legacy.verdict, Verdict::kUncapped);
   ASSERT_EQ(legacy.children.size(), 1u);
   EXPECT_EQ(legacy.children[0].role, "runner");
