@@ -37,10 +37,11 @@ if [ "${SPARKOPS_SKIP_AARCH64:-0}" != 1 ]; then
   stage_end
 fi
 
-# Lint stage: clang-tidy with .clang-tidy over src/ (scripts/lint.sh). SPARKOPS_SKIP_LINT=1 skips it.
+# Lint stage: the format check (.clang-format) and clang-tidy with .clang-tidy over src/
+# (scripts/lint.sh). SPARKOPS_SKIP_LINT=1 skips it.
 if [ "${SPARKOPS_SKIP_LINT:-0}" != 1 ]; then
   stage_start lint
-  JOBS="$JOBS" scripts/lint.sh tidy
+  JOBS="$JOBS" scripts/lint.sh format tidy
   stage_end
 fi
 
