@@ -1,13 +1,10 @@
-#include <fmt/format.h>
-
-#include <nlohmann/json.hpp>
-
+#include "memory/bandwidth.h"
 #include "base/error.h"
 #include "base/json_text.h"
 #include "cli/commands.h"
 #include "cli/flags.h"
-#include "memory/bandwidth.h"
 #include "memory/model_source.h"
+#include "report/models.h"
 
 namespace sparkops {
 
@@ -39,38 +36,9 @@ int CmdBandwidth(Context& ctx, const std::vector<std::string>& args) {
   if (measure)
     figures.push_back(
         {"this machine, measured now (CPU cores reading memory; not the GPU's figure)", MeasureReadBandwidth()});
-  const double bytes = lm ? BytesPerToken(lm->spec, *bpp) : 0;
-  if (ctx.json) {
-    nlohmann::json j;
-    if (lm) {
-      j["model"] = lm->spec.name;
-      j["dtype"] = dtype;
-      j["bytes_per_token"] = bytes;
-      j["moe_active_params"] = lm->spec.is_moe() ? nlohmann::json(CountParams(lm->spec).active()) : nlohmann::json();
-    }
-    j["figures"] = nlohmann::json::array();
-    for (const auto& f : figures) {
-      nlohmann::json e = {{"label", f.label}, {"gb_per_s", f.gb_per_s}};
-      if (lm) e["tokens_per_s_ceiling"] = f.gb_per_s * 1e9 / bytes;
-      j["figures"].push_back(e);
-    }
-    ctx.out << JsonText(j) << "\n";
-    return kExitOk;
-  }
-  if (lm)
-    ctx.out << fmt::format(
-        "{} in {}: {:.2f} GB read per decoded token{} (weights only; the KV cache adds more at long "
-        "context, so these are ceilings)\n",
-        lm->spec.name, dtype, bytes / 1e9,
-        lm->spec.is_moe() ? fmt::format(" (MoE: {} of {} experts active)", lm->spec.experts_per_token, lm->spec.experts)
-                          : "");
-  for (const auto& f : figures) {
-    if (lm)
-      ctx.out << fmt::format("  {:>7.1f} GB/s -> {:>8.1f} tokens/s  {}\n", f.gb_per_s, f.gb_per_s * 1e9 / bytes,
-                             f.label);
-    else ctx.out << fmt::format("  {:>7.1f} GB/s  {}\n", f.gb_per_s, f.label);
-  }
-  if (!lm) ctx.out << "give --model M [--dtype D] for the decode tokens/s ceiling\n";
+  BandwidthView v{lm ? &lm->spec : nullptr, dtype, lm ? BytesPerToken(lm->spec, *bpp) : 0, figures};
+  if (ctx.json) ctx.out << JsonText(BandwidthJson(v)) << "\n";
+  else ctx.out << BandwidthText(v);
   return kExitOk;
 }
 

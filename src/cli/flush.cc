@@ -1,7 +1,4 @@
-#include <fmt/format.h>
-
-#include <nlohmann/json.hpp>
-
+#include "report/flush.h"
 #include "base/error.h"
 #include "base/json_text.h"
 #include "cli/commands.h"
@@ -36,23 +33,17 @@ int CmdFlush(Context& ctx, const std::vector<std::string>& args) {
     for (const auto& t : trainers) ctx.err << "  " << t << "\n";
     return kExitProblem;
   }
-  auto cache = before->PageCache();
+  FlushOutcome f;
+  f.dry_run = dry_run;
   auto avail = before->available;
-  if (dry_run) {
-    if (ctx.json) {
-      nlohmann::json j = {{"dry_run", true}};
-      j["reclaimable_page_cache_gib"] = cache ? nlohmann::json(ToGiB(*cache)) : nlohmann::json();
-      j["mem_available_gib"] = avail ? nlohmann::json(ToGiB(*avail)) : nlohmann::json();
-      ctx.out << JsonText(j) << "\n";
-    } else {
-      ctx.out << fmt::format(
-          "would run: sync; echo 3 > {}\nreclaimable page cache: {} "
-          "(Cached + Buffers - Shmem); MemAvailable now {}\n",
-          kDropCachesPath, cache ? fmt::format("{:.2f} GiB", ToGiB(*cache)) : "not reported",
-          avail ? fmt::format("{:.2f} GiB", ToGiB(*avail)) : "not reported");
-    }
+  if (auto cache = before->PageCache()) f.page_cache_gib = ToGiB(*cache);
+  if (avail) f.available_before_gib = ToGiB(*avail);
+  auto emit = [&] {
+    if (ctx.json) ctx.out << JsonText(FlushJson(f)) << "\n";
+    else ctx.out << FlushText(f, kDropCachesPath);
     return kExitOk;
-  }
+  };
+  if (dry_run) return emit();
   if (!trainers.empty()) ctx.err << "sparkops flush: warning: flushing while a trainer runs (--force)\n";
   auto done = DropCaches(ctx.fs);
   if (!done) {
@@ -60,24 +51,10 @@ int CmdFlush(Context& ctx, const std::vector<std::string>& args) {
     return kExitProblem;
   }
   auto after = ReadMemInfo(ctx.fs);
-  std::optional<double> freed;
+  if (after && after->available) f.available_after_gib = ToGiB(*after->available);
   if (after && after->available && avail)
-    freed = (static_cast<double>(*after->available) - static_cast<double>(*avail)) / kGiB;
-  if (ctx.json) {
-    nlohmann::json j = {{"dry_run", false}};
-    j["freed_gib"] = freed ? nlohmann::json(*freed) : nlohmann::json();
-    j["mem_available_before_gib"] = avail ? nlohmann::json(ToGiB(*avail)) : nlohmann::json();
-    j["mem_available_after_gib"] =
-        after && after->available ? nlohmann::json(ToGiB(*after->available)) : nlohmann::json();
-    ctx.out << JsonText(j) << "\n";
-  } else {
-    ctx.out << fmt::format("flushed: MemAvailable {} -> {}; freed {}\n",
-                           avail ? fmt::format("{:.2f} GiB", ToGiB(*avail)) : "not reported",
-                           after && after->available ? fmt::format("{:.2f} GiB", ToGiB(*after->available))
-                                                     : "not reported",
-                           freed ? fmt::format("{:.2f} GiB", *freed) : "not reported");
-  }
-  return kExitOk;
+    f.freed_gib = (static_cast<double>(*after->available) - static_cast<double>(*avail)) / kGiB;
+  return emit();
 }
 
 }  // namespace sparkops

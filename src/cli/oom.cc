@@ -1,14 +1,11 @@
 #include <fmt/format.h>
 
-#include <nlohmann/json.hpp>
-
 #include "base/error.h"
 #include "base/json_text.h"
 #include "cli/commands.h"
 #include "cli/plan_options.h"
 #include "memory/ladder.h"
-#include "report/plan.h"
-#include "report/run_memory.h"
+#include "report/oom.h"
 
 namespace sparkops {
 
@@ -51,31 +48,8 @@ int CmdOom(Context& ctx, const std::vector<std::string>& args) {
     return kExitUsage;
   }
   auto ladder = BuildLadder(ReadMemInfo(ctx.fs), plan, sig);
-  if (ctx.json) {
-    nlohmann::json j;
-    j["next_step"] = ladder.next;
-    j["why"] = ladder.why_next;
-    j["page_cache_gib"] = ladder.page_cache_gib ? nlohmann::json(*ladder.page_cache_gib) : nlohmann::json();
-    j["steps"] = LadderStepsJson(ladder);
-    j["oom"] = sig ? OomSignatureJson(*sig) : nlohmann::json();
-    j["plan"] = plan ? PlanJson(*plan) : nlohmann::json();
-    ctx.out << JsonText(j) << "\n";
-    return kExitOk;
-  }
-  if (sig) {
-    if (sig->kind == OomKind::kNone) {
-      ctx.out << fmt::format("log {}: no OOM message found\n", log);
-    } else {
-      ctx.out << fmt::format("log {}: {} during {}{}\n  {}\n", log, ToString(sig->kind), ToString(sig->phase),
-                             sig->bitsandbytes ? " (bitsandbytes frames)" : "", sig->line);
-      if (sig->tried_gib)
-        ctx.out << fmt::format("  tried to allocate {:.2f} GiB{}\n", *sig->tried_gib,
-                               sig->free_gib ? fmt::format("; {:.2f} GiB free", *sig->free_gib) : "");
-    }
-  }
-  for (const auto& s : ladder.steps)
-    ctx.out << fmt::format("{} {}. {}\n     {}\n", s.number == ladder.next ? "->" : "  ", s.number, s.title, s.detail);
-  ctx.out << fmt::format("next: step {} - {}\n", ladder.next, ladder.why_next);
+  if (ctx.json) ctx.out << JsonText(OomJson(ladder, sig, plan)) << "\n";
+  else ctx.out << OomText(ladder, sig, log);
   return kExitOk;
 }
 
