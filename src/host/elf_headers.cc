@@ -3,13 +3,13 @@
 #include "host/elf_headers.h"
 
 #include <elf.h>
-#include <fcntl.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+
+#include "host/hostfs.h"
 
 namespace sparkops {
 
@@ -20,20 +20,11 @@ bool MemoryBytes::Read(uint64_t off, void* dst, size_t n) {
 }
 
 Result<FileBytes> FileBytes::Open(const std::string& path, uint64_t max_bytes) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-  if (fd < 0) {
-    int e = errno;
-    if (e == ENOENT || e == ENOTDIR) return NotFound(path + ": no such file");
-    if (e == ENXIO) return InputError(path + ": a socket, not a regular file");
-    return IoError(path + ": cannot open: " + std::strerror(e));
-  }
-  FileBytes f(fd, 0);  // closes fd on every return below
-  struct stat st {};
-  if (::fstat(fd, &st) != 0) return IoError(path + ": cannot stat: " + std::strerror(errno));
-  if (!S_ISREG(st.st_mode)) return InputError(path + ": not a regular file");
-  if (static_cast<uint64_t>(st.st_size) > max_bytes)
-    return InputError(path + ": " + std::to_string(st.st_size) + " bytes, over the ELF size limit");
-  f.size_ = static_cast<uint64_t>(st.st_size);
+  uint64_t size = 0;
+  auto fd = OpenRegularFile(path, &size);
+  if (!fd) return std::unexpected(fd.error());
+  FileBytes f(*fd, size);  // closes the descriptor on every return below
+  if (size > max_bytes) return InputError(path + ": " + std::to_string(size) + " bytes, over the ELF size limit");
   return f;
 }
 

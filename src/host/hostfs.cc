@@ -157,6 +157,10 @@ Result<int> OpenInput(const std::string& path, InputKind kind, int fifo_wait_ms)
   return OpenNamed(path, path, kind, fifo_wait_ms);
 }
 
+Result<int> OpenRegularFile(const std::string& path, uint64_t* size) {
+  return OpenNamed(path, path, InputKind::kRegular, 0, size, /*blocking=*/false);
+}
+
 Result<std::string> HostFs::Read(std::string_view host_path, size_t max_bytes) const {
   return ReadPath(Path(host_path), std::string(host_path), max_bytes);
 }

@@ -56,4 +56,8 @@ enum class InputKind {
 /// descriptor is blocking, O_CLOEXEC; the caller closes it.
 Result<int> OpenInput(const std::string& path, InputKind kind, int fifo_wait_ms = 10000);
 
+/// OpenInput for a regular file only, left non-blocking (which has no effect on a regular file, so
+/// the two fcntl calls are skipped), with its size in `*size`. The caller closes the descriptor.
+Result<int> OpenRegularFile(const std::string& path, uint64_t* size);
+
 }  // namespace sparkops

@@ -224,9 +224,10 @@ TEST(FilesThatAreNotRegularFiles, AreRefusedAtOnceNamingWhatTheyAre) {
                        d.path() + "/site"},
                       {}, 20000);
   EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(5));
-  for (const char* so : {"fifo.so", "zero.so", "dir.so"})
-    EXPECT_NE(pf.out.find(std::string(so) + ": not a regular file"), std::string::npos) << so << "\n"
-                                                                                        << pf.out << pf.err;
+  for (auto [so, what] : {std::pair{"fifo.so", "a FIFO"}, {"zero.so", "a character device"}, {"dir.so", "a directory"}})
+    EXPECT_NE(pf.out.find(std::string(so) + ": " + what + ", not a regular file"), std::string::npos)
+        << so << "\n"
+        << pf.out << pf.err;
   // An output FIFO nobody reads, and a FIFO as the NVML library: no hang.
   auto out = RunBinary({"--root", Fixture("gb10"), "sample", "--count", "1", "--out", fifo.path()}, {}, 20000);
   EXPECT_EQ(out.rc, 2) << out.err;
