@@ -27,11 +27,15 @@ std::optional<double> Median(const std::vector<const ThermalRow*>& rows, Field f
   return v[v.size() / 2];
 }
 
-/// "pid 4121 `sha256sum /dev/zero` 1.0 cores" for the top consumers the span's host_contention
-/// events named (each pid once, at its highest figure; the three highest).
+/// "pid 4121 `sha256sum /dev/zero` 1.0 cores, 8.0 MB/s I/O" for the top consumers the span's
+/// host_contention events named: each pid once, with its highest core figure and its highest I/O
+/// rate over the span (each from whichever record held it; no I/O part where no record had one), the
+/// three highest by `kind` ("io": I/O rate where known, else cores).
 std::string TopConsumers(const std::vector<RunEvent>& events, int64_t t0, int64_t t1, const char* kind) {
   struct Top {
-    std::string text;
+    std::string cmd;
+    double cores = 0;
+    std::optional<double> io;
     double key = 0;
   };
   std::map<int64_t, Top> by_pid;
@@ -41,24 +45,24 @@ std::string TopConsumers(const std::vector<RunEvent>& events, int64_t t0, int64_
     if (top == e.record.end() || !top->is_array()) continue;
     for (const auto& p : *top) {
       if (!p.is_object() || !p.contains("pid") || !p["pid"].is_number_integer()) continue;
-      const double cores = p.contains("cores") && p["cores"].is_number() ? p["cores"].get<double>() : 0;
-      const double io =
-          p.contains("io_bytes_per_s") && p["io_bytes_per_s"].is_number() ? p["io_bytes_per_s"].get<double>() : -1;
-      const double key = std::string_view(kind) == "io" && io >= 0 ? io : cores;
       Top& t = by_pid[p["pid"].get<int64_t>()];
-      if (!t.text.empty() && key <= t.key) continue;
+      if (p.contains("cores") && p["cores"].is_number()) t.cores = std::max(t.cores, p["cores"].get<double>());
+      if (p.contains("io_bytes_per_s") && p["io_bytes_per_s"].is_number() && p["io_bytes_per_s"].get<double>() >= 0)
+        t.io = std::max(t.io.value_or(0), p["io_bytes_per_s"].get<double>());
       std::string cmd = p.contains("cmdline") && p["cmdline"].is_string() ? p["cmdline"].get<std::string>() : "";
       if (cmd.empty() && p.contains("comm") && p["comm"].is_string()) cmd = p["comm"].get<std::string>();
-      t.key = key;
-      t.text = fmt::format("pid {} `{}` {:.1f} cores{}", p["pid"].get<int64_t>(), cmd, cores,
-                           io >= 0 ? fmt::format(", {:.1f} MB/s I/O", io / 1e6) : "");
+      if (t.cmd.empty()) t.cmd = cmd;
     }
   }
-  std::vector<Top> v;
-  for (auto& [pid, t] : by_pid) v.push_back(t);
-  std::stable_sort(v.begin(), v.end(), [](const Top& a, const Top& b) { return a.key > b.key; });
+  std::vector<std::pair<int64_t, Top>> v(by_pid.begin(), by_pid.end());
+  for (auto& [pid, t] : v) t.key = std::string_view(kind) == "io" && t.io ? *t.io : t.cores;
+  std::stable_sort(v.begin(), v.end(), [](const auto& a, const auto& b) { return a.second.key > b.second.key; });
   std::string out;
-  for (size_t i = 0; i < v.size() && i < 3; ++i) out += (i ? ", " : "") + v[i].text;
+  for (size_t i = 0; i < v.size() && i < 3; ++i) {
+    const auto& [pid, t] = v[i];
+    out += fmt::format("{}pid {} `{}` {:.1f} cores{}", i ? ", " : "", pid, t.cmd, t.cores,
+                       t.io ? fmt::format(", {:.1f} MB/s I/O", *t.io / 1e6) : "");
+  }
   return out;
 }
 }  // namespace

@@ -123,11 +123,14 @@ std::string WriteContentionRun(const TempDir& d) {
                        hot ? 2.1 : 0.1);
   }
   std::string ev;
-  for (int64_t x = w0 + 5000; x < w1; x += 10000)
+  // 4121's highest core figure (1.0) is in the first record, which has no I/O rate (no earlier
+  // reading); its I/O rates (4 then 8 MB/s) come with lower core figures
+  int k = 0;
+  for (int64_t x = w0 + 5000; x < w1; x += 10000, ++k)
     ev +=
         fmt::format(
-            R"({{"time": "{}", "type": "host_contention", "pressure": "cpu", "source": "psi", "cpu_pressure_pct": 71.0, "top": [{{"pid": 4121, "comm": "sha256sum", "cmdline": "sha256sum /dev/zero", "cores": 1.0}}, {{"pid": 4122, "comm": "sha256sum", "cmdline": "sha256sum /dev/urandom", "cores": 0.98}}]}})",
-            Iso(x)) +
+            R"({{"time": "{}", "type": "host_contention", "pressure": "cpu", "source": "psi", "cpu_pressure_pct": 71.0, "top": [{{"pid": 4121, "comm": "sha256sum", "cmdline": "sha256sum /dev/zero", "cores": {}{}}}, {{"pid": 4122, "comm": "sha256sum", "cmdline": "sha256sum /dev/urandom", "cores": 0.98}}]}})",
+            Iso(x), k == 0 ? 1.0 : 0.9, k == 0 ? "" : fmt::format(R"(, "io_bytes_per_s": {})", k == 1 ? 4e6 : 8e6)) +
         "\n";
   ev += fmt::format(R"({{"time": "{}", "type": "signal", "signal": "Interrupt", "action": "forwarded to the job"}})",
                     Iso(t + 100)) +
@@ -153,7 +156,12 @@ TEST(Episodes, AnalyzeNamesCpuContentionWithTheHogs) {
   EXPECT_NE(e.cls.evidence[0].find("CPU pressure 71 %"), std::string::npos) << e.cls.evidence[0];
   EXPECT_NE(e.cls.evidence[0].find("the job's share went from 1.9 to 0.4 cores"), std::string::npos)
       << e.cls.evidence[0];
-  EXPECT_NE(e.cls.evidence[1].find("pid 4121 `sha256sum /dev/zero` 1.0 cores"), std::string::npos) << e.cls.evidence[1];
+  // each pid at its highest cores and its highest I/O rate, wherever each was recorded; 4122 has no I/O part
+  EXPECT_NE(e.cls.evidence[1].find("pid 4121 `sha256sum /dev/zero` 1.0 cores, 8.0 MB/s I/O"), std::string::npos)
+      << e.cls.evidence[1];
+  EXPECT_NE(e.cls.evidence[1].find("pid 4122 `sha256sum /dev/urandom` 1.0 cores"), std::string::npos)
+      << e.cls.evidence[1];
+  EXPECT_EQ(e.cls.evidence[1].find("MB/s", e.cls.evidence[1].find("pid 4122")), std::string::npos) << e.cls.evidence[1];
   bool io_ruled = false;
   for (auto& x : e.cls.ruled_out) io_ruled |= x.rfind("io_contention:", 0) == 0;
   EXPECT_TRUE(io_ruled);
