@@ -2,6 +2,7 @@
 // --root whose meminfo says the pool is nearly empty. --only keeps every test's choice among its own
 // children (the machine is shared).
 #include <gtest/gtest.h>
+#include <poll.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -76,6 +77,41 @@ struct Kid {
   }
 };
 
+/// Reads the kid's stdout until `want` appeared (true), it closed or 20 s passed (false).
+bool WaitForOutput(const Kid& k, std::string_view want) {
+  std::string got;
+  char buf[256];
+  const auto t0 = std::chrono::steady_clock::now();
+  while (got.find(want) == std::string::npos) {
+    if (std::chrono::steady_clock::now() - t0 > 20s) return false;
+    pollfd p{k.c.out_fd, POLLIN, 0};
+    if (::poll(&p, 1, 100) <= 0) continue;
+    const ssize_t n = ::read(k.c.out_fd, buf, sizeof buf);
+    if (n <= 0) return false;
+    got.append(buf, static_cast<size_t>(n));
+  }
+  return true;
+}
+
+/// Until the kid's /proc/PID/cmdline starts with `name` (its `exec -a` happened), or 20 s.
+bool WaitForName(const Kid& k, const std::string& name) {
+  const auto t0 = std::chrono::steady_clock::now();
+  while (std::chrono::steady_clock::now() - t0 < 20s) {
+    std::ifstream f("/proc/" + std::to_string(k.c.pid) + "/cmdline");
+    std::string cmd((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+    if (cmd.rfind(name, 0) == 0) return true;
+    std::this_thread::sleep_for(10ms);
+  }
+  return false;
+}
+
+/// Both exec'd under their names and the big one holds its 128 MiB (a fixed sleep was not enough
+/// on a loaded 2-core host).
+void WaitForBoth(const Kid& big, const Kid& small, const std::string& small_name) {
+  ASSERT_TRUE(WaitForOutput(big, "allocated 128 MiB"));
+  ASSERT_TRUE(WaitForName(small, small_name));
+}
+
 std::string LowMemRoot(const testing::TempDir& d) {
   d.Write("root/proc/meminfo",
           "MemTotal: 33554432 kB\nMemAvailable: 1048576 kB\nCached: 0 kB\nBuffers: 0 kB\nShmem: 0 kB\n");
@@ -111,7 +147,7 @@ TEST(GuardCmd, StopsTheLargestAllowedProcessAndRespectsAvoid) {
   std::string alloc = testing::TargetShell({testing::BuildArtifact("guard_alloc"), "64", "0", "128"});
   Kid big("exec -a guardtest-avoidme-" + std::to_string(::getpid()) + " " + alloc);
   Kid small("exec -a guardtest-small-" + std::to_string(::getpid()) + " sleep 600");
-  std::this_thread::sleep_for(300ms);  // both exec'd and the big one holds its 128 MiB
+  WaitForBoth(big, small, "guardtest-small-" + std::to_string(::getpid()));
   int rc = -1;
   std::string tag = "guardtest-.*-" + std::to_string(::getpid());
   auto lines = RunGuard(
@@ -136,7 +172,7 @@ TEST(GuardCmd, DryRunOnlyLogsTheLargest) {
   std::string alloc = testing::TargetShell({testing::BuildArtifact("guard_alloc"), "64", "0", "128"});
   Kid big("exec -a guardtest-big-" + std::to_string(::getpid()) + " " + alloc);
   Kid small("exec -a guardtest-small-" + std::to_string(::getpid()) + " sleep 600");
-  std::this_thread::sleep_for(300ms);
+  WaitForBoth(big, small, "guardtest-small-" + std::to_string(::getpid()));
   int rc = -1;
   std::string out = d.path() + "/guard.out";
   auto lines = RunGuard(
