@@ -1,5 +1,7 @@
 #include "base/strings.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cctype>
 #include <charconv>
@@ -129,6 +131,10 @@ size_t EditDistanceAtMost(std::string_view a, std::string_view b, size_t limit) 
 std::string_view BaseName(std::string_view path) {
   const size_t slash = path.rfind('/');
   return slash == std::string_view::npos ? path : path.substr(slash + 1);
+}
+
+std::string FixedOrNotReported(const std::optional<double>& v, int decimals, std::string_view unit) {
+  return v ? fmt::format("{:.{}f}{}", *v, decimals, unit) : std::string("not reported");
 }
 
 }  // namespace sparkops

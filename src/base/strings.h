@@ -37,4 +37,8 @@ size_t EditDistanceAtMost(std::string_view a, std::string_view b, size_t limit);
 /// The part after the last '/': "/usr/bin/python3.12" -> "python3.12" (the whole text without one).
 std::string_view BaseName(std::string_view path);
 
+/// `v` with `decimals` digits after the point and `unit` appended ("71.3 W" from 71.28, 1, " W"),
+/// or "not reported" when the machine gave no value (never 0).
+std::string FixedOrNotReported(const std::optional<double>& v, int decimals, std::string_view unit);
+
 }  // namespace sparkops

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "base/strings.h"
 #include "base/timefmt.h"
 
 namespace sparkops {
@@ -16,9 +17,7 @@ std::string CostText(const AnalysisResult& r, double v) {
 }
 
 std::string SampleLine(const ThermalRow& s) {
-  auto f = [](const std::optional<double>& v, const char* unit, int prec) {
-    return v ? fmt::format("{:.{}f}{}", *v, prec, unit) : std::string("not reported");
-  };
+  auto f = [](const std::optional<double>& v, const char* unit, int prec) { return FixedOrNotReported(v, prec, unit); };
   return fmt::format("{}  temp {}  power {}  SM {}  MemAvailable {}{}", Iso(s.t_ms), f(s.temp_c, " °C", 0),
                      f(s.power_w, " W", 1), f(s.sm_clock_mhz, " MHz", 0), f(s.mem_available_gib, " GiB", 1),
                      s.throttle.empty() ? "" : "  throttle " + s.throttle);

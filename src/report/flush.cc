@@ -2,13 +2,13 @@
 
 #include <fmt/format.h>
 
+#include "base/json_text.h"
+#include "base/strings.h"
+
 namespace sparkops {
 
 namespace {
-nlohmann::json OrNull(const std::optional<double>& v) { return v ? nlohmann::json(*v) : nlohmann::json(); }
-std::string GiBOrNotReported(const std::optional<double>& v) {
-  return v ? fmt::format("{:.2f} GiB", *v) : "not reported";
-}
+std::string GiB(const std::optional<double>& v) { return FixedOrNotReported(v, 2, " GiB"); }
 }  // namespace
 
 nlohmann::json FlushJson(const FlushOutcome& f) {
@@ -28,9 +28,9 @@ std::string FlushText(const FlushOutcome& f, const std::string& drop_caches_path
   if (f.dry_run)
     return fmt::format(
         "would run: sync; echo 3 > {}\nreclaimable page cache: {} (Cached + Buffers - Shmem); MemAvailable now {}\n",
-        drop_caches_path, GiBOrNotReported(f.page_cache_gib), GiBOrNotReported(f.available_before_gib));
-  return fmt::format("flushed: MemAvailable {} -> {}; freed {}\n", GiBOrNotReported(f.available_before_gib),
-                     GiBOrNotReported(f.available_after_gib), GiBOrNotReported(f.freed_gib));
+        drop_caches_path, GiB(f.page_cache_gib), GiB(f.available_before_gib));
+  return fmt::format("flushed: MemAvailable {} -> {}; freed {}\n", GiB(f.available_before_gib),
+                     GiB(f.available_after_gib), GiB(f.freed_gib));
 }
 
 }  // namespace sparkops

@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "analysis/guard_summary.h"
+#include "base/strings.h"
 #include "base/timefmt.h"
 #include "report/analysis.h"
 
@@ -340,12 +341,10 @@ std::string RenderHtmlReport(const AnalysisResult& r, const RunMemory* memory) {
           "<table><tr><td><b>time (UTC)</b></td><td><b>temp</b></td><td><b>power</b></td><td><b>SM "
           "clock</b></td><td><b>throttle</b></td></tr>";
       for (auto& s : r.end.last_samples)
-        end +=
-            fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
-                        FormatUtcMillis(FromUnixMillis(s.t_ms)),
-                        s.temp_c ? fmt::format("{:.0f} °C", *s.temp_c) : "not reported",
-                        s.power_w ? fmt::format("{:.1f} W", *s.power_w) : "not reported",
-                        s.sm_clock_mhz ? fmt::format("{:.0f} MHz", *s.sm_clock_mhz) : "not reported", Esc(s.throttle));
+        end += fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+                           FormatUtcMillis(FromUnixMillis(s.t_ms)), FixedOrNotReported(s.temp_c, 0, " °C"),
+                           FixedOrNotReported(s.power_w, 1, " W"), FixedOrNotReported(s.sm_clock_mhz, 0, " MHz"),
+                           Esc(s.throttle));
       end += "</table>";
     }
     end += "</div>";

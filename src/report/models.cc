@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "base/json_text.h"
+
 namespace sparkops {
 
 using namespace memory;
@@ -25,7 +27,7 @@ nlohmann::json ModelsJson(const std::vector<CatalogueEntry>& cat) {
                         {"num_key_value_heads", s.kv_heads},
                         {"head_dim", s.head_dim},
                         {"tie_word_embeddings", s.tied}};
-    j["max_position_embeddings"] = s.max_positions ? nlohmann::json(*s.max_positions) : nlohmann::json();
+    j["max_position_embeddings"] = OrNull(s.max_positions);
     if (s.is_moe()) {
       j["num_experts"] = s.experts;
       j["num_experts_per_tok"] = s.experts_per_token;

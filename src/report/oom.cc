@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "base/json_text.h"
 #include "report/plan.h"
 #include "report/run_memory.h"
 
@@ -13,7 +14,7 @@ nlohmann::json OomJson(const Ladder& ladder, const std::optional<OomSignature>& 
   nlohmann::json j;
   j["next_step"] = ladder.next;
   j["why"] = ladder.why_next;
-  j["page_cache_gib"] = ladder.page_cache_gib ? nlohmann::json(*ladder.page_cache_gib) : nlohmann::json();
+  j["page_cache_gib"] = OrNull(ladder.page_cache_gib);
   j["steps"] = LadderStepsJson(ladder);
   j["oom"] = sig ? OomSignatureJson(*sig) : nlohmann::json();
   j["plan"] = plan ? PlanJson(*plan) : nlohmann::json();

@@ -6,6 +6,8 @@
 #include <cmath>
 #include <sstream>
 
+#include "base/json_text.h"
+
 namespace sparkops {
 
 using namespace memory;
@@ -105,8 +107,8 @@ nlohmann::json PlanJson(const Plan& p) {
       p.budget.mem_available ? nlohmann::json(Round3(G(*p.budget.mem_available))) : nlohmann::json();
   j["mem_free_gib"] = p.budget.mem_free ? nlohmann::json(Round3(G(*p.budget.mem_free))) : nlohmann::json();
   j["verdict"] = ToString(p.verdict);
-  j["max_seq_that_fits"] = p.max_seq ? nlohmann::json(*p.max_seq) : nlohmann::json();
-  j["max_batch_that_fits"] = p.max_batch ? nlohmann::json(*p.max_batch) : nlohmann::json();
+  j["max_seq_that_fits"] = OrNull(p.max_seq);
+  j["max_batch_that_fits"] = OrNull(p.max_batch);
   j["anchor"] = {{"name", p.anchor.name},
                  {"gib", Round3(G(p.anchor.bytes))},
                  {"source", p.anchor.source},

@@ -4,6 +4,8 @@
 
 #include <cmath>
 
+#include "base/json_text.h"
+
 namespace sparkops {
 
 namespace {
@@ -136,17 +138,16 @@ nlohmann::json LadderStepsJson(const memory::Ladder& l) {
 }
 
 nlohmann::json OomSignatureJson(const OomSignature& s) {
-  auto raw = [](const std::optional<double>& v) { return v ? nlohmann::json(*v) : nlohmann::json(); };
   nlohmann::json j = {{"kind", ToString(s.kind)},
                       {"phase", ToString(s.phase)},
                       {"bitsandbytes", s.bitsandbytes},
                       {"line", s.line}};
-  j["tried_gib"] = raw(s.tried_gib);
-  j["total_gib"] = raw(s.total_gib);
-  j["free_gib"] = raw(s.free_gib);
-  j["process_in_use_gib"] = raw(s.process_in_use_gib);
-  j["allocated_by_torch_gib"] = raw(s.allocated_by_torch_gib);
-  j["reserved_unallocated_gib"] = raw(s.reserved_unallocated_gib);
+  j["tried_gib"] = OrNull(s.tried_gib);
+  j["total_gib"] = OrNull(s.total_gib);
+  j["free_gib"] = OrNull(s.free_gib);
+  j["process_in_use_gib"] = OrNull(s.process_in_use_gib);
+  j["allocated_by_torch_gib"] = OrNull(s.allocated_by_torch_gib);
+  j["reserved_unallocated_gib"] = OrNull(s.reserved_unallocated_gib);
   if (s.killed_pid) j["killed_pid"] = *s.killed_pid;
   if (s.killed_name) j["killed_name"] = *s.killed_name;
   return j;

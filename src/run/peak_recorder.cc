@@ -26,9 +26,8 @@ std::string RecordPeak(const HostView& ctx, RunRecorder& rec, const std::string&
   auto series = ReadThermalCsv(dir + "/thermal.csv", *zone);
   if (!series) return "peak: " + series.error().message;
   const MeasuredPeaks p = PeaksFromThermal(*series);
-  auto val = [](const std::optional<double>& v) { return v ? nlohmann::json(*v) : nlohmann::json(); };
-  nlohmann::ordered_json j = {{"pool_drop_peak_bytes", val(p.pool_drop)},
-                              {"gpu_process_peak_bytes", val(p.gpu_process)}};
+  nlohmann::ordered_json j = {{"pool_drop_peak_bytes", OrNull(p.pool_drop)},
+                              {"gpu_process_peak_bytes", OrNull(p.gpu_process)}};
   if (!rec.WriteFile("peak.json", JsonText(j) + "\n")) return "cannot write peak.json";
   return "";
 }
