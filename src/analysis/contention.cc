@@ -12,11 +12,25 @@
 namespace sparkops {
 
 namespace {
-constexpr std::string_view kNames[] = {"cpu_pressure_pct", "io_pressure_some_pct", "io_pressure_full_pct",
-                                       "job_cores",        "other_cores",          "pressure_source"};
 using Field = std::optional<double> ThermalRow::*;
-constexpr Field kFields[] = {&ThermalRow::cpu_pressure, &ThermalRow::io_pressure_some, &ThermalRow::io_pressure_full,
-                             &ThermalRow::job_cores, &ThermalRow::other_cores};
+/// The contention columns read back by name: the field (null for pressure_source) and whether the
+/// value is a percentage (else a core count).
+struct ContentionCol {
+  std::string_view name;
+  Field field;
+  bool pct;
+};
+constexpr ContentionCol kCols[] = {{"cpu_pressure_pct", &ThermalRow::cpu_pressure, true},
+                                   {"io_pressure_some_pct", &ThermalRow::io_pressure_some, true},
+                                   {"io_pressure_full_pct", &ThermalRow::io_pressure_full, true},
+                                   {"job_cores", &ThermalRow::job_cores, false},
+                                   {"other_cores", &ThermalRow::other_cores, false},
+                                   {"pressure_source", nullptr, false}};
+const ContentionCol* FindCol(std::string_view name) {
+  for (const auto& c : kCols)
+    if (c.name == name) return &c;
+  return nullptr;
+}
 
 std::optional<double> Median(const std::vector<const ThermalRow*>& rows, Field f) {
   std::vector<double> v;
@@ -67,25 +81,21 @@ std::string TopConsumers(const std::vector<RunEvent>& events, int64_t t0, int64_
 }
 }  // namespace
 
-int ContentionColumn(std::string_view lower_name) {
-  for (size_t i = 0; i < std::size(kNames); ++i)
-    if (lower_name == kNames[i]) return kContentionColumn0 + static_cast<int>(i);
-  return 0;
-}
+bool IsContentionColumn(std::string_view lower_name) { return FindCol(lower_name) != nullptr; }
 
-std::string SetContentionCell(ThermalRow& r, int code, std::string_view v) {
-  const size_t i = static_cast<size_t>(code - kContentionColumn0);
-  if (i >= std::size(kNames)) return "unknown column";
-  if (i == std::size(kFields)) {  // pressure_source
+std::string SetContentionCell(ThermalRow& r, std::string_view lower_name, std::string_view v) {
+  const ContentionCol* col = FindCol(lower_name);
+  if (!col) return "unknown column";
+  if (!col->field) {  // pressure_source
     if (v != "psi" && v != "runnable") return "'" + std::string(v) + "' (expected psi or runnable)";
     r.pressure_source = std::string(v);
     return "";
   }
   size_t used = 0;
   auto num = ParseNumberPrefix(v, &used);
-  if (!num || used != v.size() || !std::isfinite(*num) || *num < 0 || (i < 3 && *num > 100) || *num > 1e6)
-    return "'" + std::string(v) + "' is not a " + (i < 3 ? "percentage" : "core count");
-  r.*kFields[i] = *num;
+  if (!num || used != v.size() || !std::isfinite(*num) || *num < 0 || (col->pct && *num > 100) || *num > 1e6)
+    return "'" + std::string(v) + "' is not a " + (col->pct ? "percentage" : "core count");
+  r.*(col->field) = *num;
   return "";
 }
 

@@ -18,11 +18,11 @@ namespace sparkops {
 inline constexpr double kPressureHighPct = 20.0;
 inline constexpr double kPressureRisePct = 10.0;
 
-/// Thermal-CSV column codes for the contention columns (ThermalCsvParser): 0 for other names.
-inline constexpr int kContentionColumn0 = 100;
-int ContentionColumn(std::string_view lower_name);
-/// Stores cell `v` of column `code` into `r`; "" on success, else what is wrong with it.
-std::string SetContentionCell(ThermalRow& r, int code, std::string_view v);
+/// Whether `lower_name` is one of the contention columns of the thermal CSV (ThermalCsvParser).
+bool IsContentionColumn(std::string_view lower_name);
+/// Stores cell `v` of the contention column named `lower_name` into `r`; "" on success, else what
+/// is wrong with it.
+std::string SetContentionCell(ThermalRow& r, std::string_view lower_name, std::string_view v);
 
 struct ContentionFinding {
   std::string cause;  ///< "cpu_contention" or "io_contention"

@@ -1,22 +1,30 @@
 #include "analysis/power_columns.h"
 
-#include "telemetry/power_csv.h"
-
 namespace sparkops {
 
-int PowerColumnIndex(std::string_view name) {
-  const auto& cols = PowerCsvColumns();
-  for (size_t i = 0; i < cols.size(); ++i)
-    if (cols[i] == name) return static_cast<int>(i);
-  return -1;
-}
-
-std::optional<double>* PowerColumnSlot(PowerColumns& p, int index) {
-  std::optional<double>* slots[] = {&p.cpu_temp_c,  &p.soc_temp_c,   &p.sys_power_w, &p.soc_pkg_power_w,
-                                    &p.cpu_power_w, &p.dc_input_w,   &p.pl1_w,       &p.pl1_cap_w,
-                                    &p.syspl1_w,    &p.syspl1_cap_w, &p.prochot,     &p.pl_level};
-  static_assert(sizeof(slots) / sizeof(slots[0]) == 12);
-  return index >= 0 && index < 12 ? slots[index] : nullptr;
+PowerField PowerColumnField(std::string_view name) {
+  struct Col {
+    std::string_view name;
+    PowerField field;
+  };
+  // The names telemetry/power_csv.cc writes (PowerCsvColumns); a test checks both lists agree.
+  static constexpr Col kCols[] = {
+      {"cpu_temp_c", &PowerColumns::cpu_temp_c},
+      {"soc_temp_c", &PowerColumns::soc_temp_c},
+      {"sys_power_w", &PowerColumns::sys_power_w},
+      {"soc_pkg_power_w", &PowerColumns::soc_pkg_power_w},
+      {"cpu_power_w", &PowerColumns::cpu_power_w},
+      {"dc_input_w", &PowerColumns::dc_input_w},
+      {"pl1_w", &PowerColumns::pl1_w},
+      {"pl1_cap_w", &PowerColumns::pl1_cap_w},
+      {"syspl1_w", &PowerColumns::syspl1_w},
+      {"syspl1_cap_w", &PowerColumns::syspl1_cap_w},
+      {"prochot", &PowerColumns::prochot},
+      {"pl_level", &PowerColumns::pl_level},
+  };
+  for (const Col& c : kCols)
+    if (c.name == name) return c.field;
+  return nullptr;
 }
 
 }  // namespace sparkops

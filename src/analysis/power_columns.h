@@ -11,9 +11,9 @@ struct PowerColumns {
       syspl1_w, syspl1_cap_w, prochot, pl_level;
 };
 
-/// The column's index among PowerColumns' fields (the CSV order), or -1 for another column.
-int PowerColumnIndex(std::string_view name);
-/// The field for that index (0..11).
-std::optional<double>* PowerColumnSlot(PowerColumns& p, int index);
+using PowerField = std::optional<double> PowerColumns::*;
+/// The field a power column (telemetry/power_csv.h) is read into, by the column's name; null for
+/// another column.
+PowerField PowerColumnField(std::string_view name);
 
 }  // namespace sparkops

@@ -9,135 +9,135 @@
 #include "analysis/contention.h"
 #include "analysis/line_reader.h"
 #include "analysis/step_line.h"
+#include "base/csv_field.h"
 #include "base/strings.h"
 
 namespace sparkops {
 
-enum ThermalCsvParser::Col : int {
-  kIgnore,
-  kTime,
-  kTemp,
-  kPower,
-  kPowerLimit,
-  kSmClock,
-  kSmClockMax,
-  kUtil,
-  kMemTotal,
-  kMemAvail,
-  kSwap,
-  kPsi,
-  kGpuAttr,
-  kReasons,
-  kThrottle,
-  kEvent,
-  // nvidia-smi per-reason columns ("Active" / "Not Active")
-  kBitSwPower,
-  kBitHwSlow,
-  kBitSwThermal,
-  kBitHwThermal,
-  kBitHwBrake,
-  kPageCache,
-  kPowerFirst = 1000,  // issue 18: kPowerFirst + PowerColumnIndex(name), clear of other columns
-};
-
 namespace {
 constexpr size_t kMaxRows = 50'000'000;
-constexpr int kPowerColumnBase = 1000;  // == ThermalCsvParser::kPowerFirst
+constexpr size_t kMaxRecordBytes = 1 << 20;  // a record spread over lines by a quoted field: 1 MiB at most
+using RowField = std::optional<double> ThermalRow::*;
 
-int ColumnFor(std::string name) {
+/// How a column of the header is read, looked up by its name (never its position).
+struct ColumnRule {
+  const char* name;
+  ThermalCsvParser::Kind kind;
+  RowField field = nullptr;  ///< kNumber
+  uint64_t bit = 0;          ///< kBit
+};
+
+/// sparkops' own names (telemetry/csv.h), then nvidia-smi's --query-gpu names.
+constexpr ColumnRule kRules[] = {
+    {"timestamp", ThermalCsvParser::kTime},
+    {"gpu_temp_c", ThermalCsvParser::kNumber, &ThermalRow::temp_c},
+    {"temperature.gpu", ThermalCsvParser::kNumber, &ThermalRow::temp_c},
+    {"power_w", ThermalCsvParser::kNumber, &ThermalRow::power_w},
+    {"power.draw", ThermalCsvParser::kNumber, &ThermalRow::power_w},
+    {"power.draw.instant", ThermalCsvParser::kNumber, &ThermalRow::power_w},
+    {"power_limit_w", ThermalCsvParser::kNumber, &ThermalRow::power_limit_w},
+    {"power.limit", ThermalCsvParser::kNumber, &ThermalRow::power_limit_w},
+    {"enforced.power.limit", ThermalCsvParser::kNumber, &ThermalRow::power_limit_w},
+    {"sm_clock_mhz", ThermalCsvParser::kNumber, &ThermalRow::sm_clock_mhz},
+    {"clocks.sm", ThermalCsvParser::kNumber, &ThermalRow::sm_clock_mhz},
+    {"clocks.current.sm", ThermalCsvParser::kNumber, &ThermalRow::sm_clock_mhz},
+    {"sm_clock_max_mhz", ThermalCsvParser::kNumber, &ThermalRow::sm_clock_max_mhz},
+    {"clocks.max.sm", ThermalCsvParser::kNumber, &ThermalRow::sm_clock_max_mhz},
+    {"gpu_util_pct", ThermalCsvParser::kNumber, &ThermalRow::util_pct},
+    {"util_pct", ThermalCsvParser::kNumber, &ThermalRow::util_pct},
+    {"utilization.gpu", ThermalCsvParser::kNumber, &ThermalRow::util_pct},
+    {"mem_total_gib", ThermalCsvParser::kNumber, &ThermalRow::mem_total_gib},
+    {"mem_available_gib", ThermalCsvParser::kNumber, &ThermalRow::mem_available_gib},
+    {"swap_used_gib", ThermalCsvParser::kNumber, &ThermalRow::swap_used_gib},
+    {"mem_pressure_some_avg10", ThermalCsvParser::kNumber, &ThermalRow::psi_some_avg10},
+    {"gpu_attributed_gib", ThermalCsvParser::kNumber, &ThermalRow::gpu_attributed_gib},
+    {"page_cache_gib", ThermalCsvParser::kNumber, &ThermalRow::page_cache_gib},
+    {"clock_event_reasons", ThermalCsvParser::kReasons},
+    {"clocks_event_reasons.active", ThermalCsvParser::kReasons},
+    {"clocks_throttle_reasons.active", ThermalCsvParser::kReasons},
+    {"clocks_event_reasons_counters.active", ThermalCsvParser::kIgnore},
+    {"throttle", ThermalCsvParser::kThrottle},
+    {"event", ThermalCsvParser::kEvent},
+    // nvidia-smi per-reason columns ("Active" / "Not Active")
+    {"clocks_event_reasons.sw_power_cap", ThermalCsvParser::kBit, nullptr, kReasonSwPowerCap},
+    {"clocks_throttle_reasons.sw_power_cap", ThermalCsvParser::kBit, nullptr, kReasonSwPowerCap},
+    {"clocks_event_reasons.hw_slowdown", ThermalCsvParser::kBit, nullptr, kReasonHwSlowdown},
+    {"clocks_throttle_reasons.hw_slowdown", ThermalCsvParser::kBit, nullptr, kReasonHwSlowdown},
+    {"clocks_event_reasons.sw_thermal_slowdown", ThermalCsvParser::kBit, nullptr, kReasonSwThermal},
+    {"clocks_throttle_reasons.sw_thermal_slowdown", ThermalCsvParser::kBit, nullptr, kReasonSwThermal},
+    {"clocks_event_reasons.hw_thermal_slowdown", ThermalCsvParser::kBit, nullptr, kReasonHwThermal},
+    {"clocks_throttle_reasons.hw_thermal_slowdown", ThermalCsvParser::kBit, nullptr, kReasonHwThermal},
+    {"clocks_event_reasons.hw_power_brake_slowdown", ThermalCsvParser::kBit, nullptr, kReasonHwPowerBrake},
+    {"clocks_throttle_reasons.hw_power_brake_slowdown", ThermalCsvParser::kBit, nullptr, kReasonHwPowerBrake},
+};
+
+ThermalCsvParser::Column ColumnFor(std::string name) {
   // "power.draw [W]" -> "power.draw"
   if (auto b = name.find(" ["); b != std::string::npos) name.resize(b);
   name = ToLower(Trim(name));
-  struct M {
-    const char* n;
-    int c;
-  };
-  static const M kMap[] = {
-      {"timestamp", 1},
-      {"gpu_temp_c", 2},
-      {"temperature.gpu", 2},
-      {"power_w", 3},
-      {"power.draw", 3},
-      {"power.draw.instant", 3},
-      {"power_limit_w", 4},
-      {"power.limit", 4},
-      {"enforced.power.limit", 4},
-      {"sm_clock_mhz", 5},
-      {"clocks.sm", 5},
-      {"clocks.current.sm", 5},
-      {"sm_clock_max_mhz", 6},
-      {"clocks.max.sm", 6},
-      {"gpu_util_pct", 7},
-      {"util_pct", 7},
-      {"utilization.gpu", 7},
-      {"mem_total_gib", 8},
-      {"mem_available_gib", 9},
-      {"swap_used_gib", 10},
-      {"mem_pressure_some_avg10", 11},
-      {"gpu_attributed_gib", 12},
-      {"clock_event_reasons", 13},
-      {"clocks_event_reasons.active", 13},
-      {"clocks_throttle_reasons.active", 13},
-      {"clocks_event_reasons_counters.active", 0},
-      {"throttle", 14},
-      {"event", 15},
-      {"clocks_event_reasons.sw_power_cap", 16},
-      {"clocks_throttle_reasons.sw_power_cap", 16},
-      {"clocks_event_reasons.hw_slowdown", 17},
-      {"clocks_throttle_reasons.hw_slowdown", 17},
-      {"clocks_event_reasons.sw_thermal_slowdown", 18},
-      {"clocks_throttle_reasons.sw_thermal_slowdown", 18},
-      {"clocks_event_reasons.hw_thermal_slowdown", 19},
-      {"clocks_throttle_reasons.hw_thermal_slowdown", 19},
-      {"clocks_event_reasons.hw_power_brake_slowdown", 20},
-      {"clocks_throttle_reasons.hw_power_brake_slowdown", 20},
-      {"page_cache_gib", 21},
-  };
-  for (const M& m : kMap)
-    if (name == m.n) return m.c;
-  if (int p = PowerColumnIndex(name); p >= 0) return kPowerColumnBase + p;
-  return ContentionColumn(name);
+  ThermalCsvParser::Column c;
+  for (const ColumnRule& r : kRules)
+    if (name == r.name) {
+      c.kind = r.kind;
+      c.field = r.field;
+      c.bit = r.bit;
+      return c;
+    }
+  if (PowerField f = PowerColumnField(name)) {
+    c.kind = ThermalCsvParser::kPower;
+    c.power = f;
+  } else if (IsContentionColumn(name)) {
+    c.kind = ThermalCsvParser::kContention;
+    c.lower_name = std::move(name);
+  }
+  return c;
 }
 
 bool IsAbsent(std::string_view v) {
   return v.empty() || v == "[N/A]" || v == "N/A" || v == "[Not Supported]" || v == "Not Supported" || v == "-" ||
          v == "[Unknown Error]";
 }
-
-// CSV fields: comma-separated, blanks around fields trimmed, surrounding quotes removed.
-void SplitFields(std::string_view line, std::vector<std::string_view>* out) {
-  out->clear();
-  size_t start = 0;
-  for (size_t i = 0;; ++i) {  // a byte loop: fields are short, one memchr call each cost more
-    if (i < line.size() && line[i] != ',') continue;
-    std::string_view f = Trim(line.substr(start, i - start));
-    if (f.size() >= 2 && f.front() == '"' && f.back() == '"') f = f.substr(1, f.size() - 2);
-    out->push_back(f);
-    if (i >= line.size()) break;
-    start = i + 1;
-  }
-}
 }  // namespace
 
 std::string ThrottleNames(uint64_t bits) { return Join(ThrottleReasons(bits), "+"); }
 
 Result<bool> ThermalCsvParser::AddLine(std::string_view raw, uint64_t lineno) {
+  // A quoted field may hold line ends (RFC 4180): such a record is gathered over several lines.
+  if (!pending_.empty()) {
+    if (pending_.size() + raw.size() > kMaxRecordBytes)
+      return InputError(source_ + ":" + std::to_string(pending_line_) + ": a quoted field runs past 1 MiB");
+    pending_ += '\n';
+    pending_ += raw;
+    if (CsvOpenQuote(raw, /*in_quotes=*/true)) return true;  // this line only: the record's start was scanned
+    std::string record = std::move(pending_);
+    pending_.clear();
+    return AddRecord(record, pending_line_);
+  }
+  if (CsvOpenQuote(raw)) {
+    pending_.assign(raw);
+    pending_line_ = lineno;
+    return true;
+  }
+  return AddRecord(raw, lineno);
+}
+
+Result<bool> ThermalCsvParser::AddRecord(std::string_view raw, uint64_t lineno) {
   std::string_view line = Trim(raw);
   if (line.empty()) return true;
   auto where = [&](std::string_view col) {
     return source_ + ":" + std::to_string(lineno) + (col.empty() ? std::string() : ": column " + std::string(col));
   };
-  thread_local std::vector<std::string_view> f;
-  SplitFields(line, &f);
+  thread_local std::vector<std::string> f;
+  if (auto bad = CsvSplit(line, &f); !bad.empty()) return InputError(where("") + ": " + bad);
   if (cols_.empty()) {
     header_ = std::string(line);
     bool has_time = false;
-    for (auto name : f) {
-      int c = ColumnFor(std::string(name));
-      cols_.push_back(c);
+    for (const auto& name : f) {
+      Column c = ColumnFor(name);
+      has_time |= c.kind == kTime;
+      cols_.push_back(std::move(c));
       names_.emplace_back(name);
-      has_time |= c == kTime;
-      if (name.find('.') != std::string_view::npos || name.find(" [") != std::string_view::npos) nvidia_smi_ = true;
+      if (name.find('.') != std::string::npos || name.find(" [") != std::string::npos) nvidia_smi_ = true;
     }
     if (!has_time) return InputError(where("") + ": no `timestamp` column in the header (not a thermal CSV)");
     out_.format = nvidia_smi_ ? "nvidia-smi" : "sparkops";
@@ -151,15 +151,16 @@ Result<bool> ThermalCsvParser::AddLine(std::string_view raw, uint64_t lineno) {
   uint64_t bits = 0;
   bool have_bits = false;
   for (size_t i = 0; i < f.size(); ++i) {
-    int c = cols_[i];
+    const Column& c = cols_[i];
     std::string_view v = f[i];
-    if (c == kIgnore || IsAbsent(v)) continue;
+    if (c.kind == kIgnore || IsAbsent(v)) continue;
     std::string_view colname = names_[i];
-    if (c >= kContentionColumn0 && c < kPowerFirst) {  // host contention columns (analysis/contention.h)
-      if (auto bad = SetContentionCell(r, c, v); !bad.empty()) return InputError(where(colname) + ": " + bad);
-      continue;
-    }
-    switch (c) {
+    switch (c.kind) {
+      case kIgnore: break;
+      case kContention:  // host contention columns (analysis/contention.h)
+        if (auto bad = SetContentionCell(r, c.lower_name, v); !bad.empty())
+          return InputError(where(colname) + ": " + bad);
+        break;
       case kTime: {
         auto ms = zone_.ParseMillis(v);
         if (!ms) return InputError(where(colname) + ": '" + std::string(v) + "' is not a timestamp");
@@ -178,41 +179,22 @@ Result<bool> ThermalCsvParser::AddLine(std::string_view raw, uint64_t lineno) {
       }
       case kThrottle: r.throttle = std::string(v); break;
       case kEvent: r.events = std::string(v); break;
-      case kBitSwPower:
-      case kBitHwSlow:
-      case kBitSwThermal:
-      case kBitHwThermal:
-      case kBitHwBrake: {
-        static const uint64_t kBits[] = {kReasonSwPowerCap, kReasonHwSlowdown, kReasonSwThermal, kReasonHwThermal,
-                                         kReasonHwPowerBrake};
+      case kBit:
         have_bits = true;
-        if (v == "Active") bits |= kBits[c - kBitSwPower];
+        if (v == "Active") bits |= c.bit;
         else if (v != "Not Active")
           return InputError(where(colname) + ": '" + std::string(v) + "' (expected Active or Not Active)");
         break;
-      }
-      default: {
+      case kNumber:
+      case kPower: {
         size_t used = 0;
         auto num = ParseNumberPrefix(v, &used);
         std::string_view unit = Trim(v.substr(used));
         if (!num || (unit.size() > 4 && unit != "MHz"))
           return InputError(where(colname) + ": '" + std::string(v) + "' is not a number");
-        std::optional<double>* slot[] = {nullptr,
-                                         nullptr,
-                                         &r.temp_c,
-                                         &r.power_w,
-                                         &r.power_limit_w,
-                                         &r.sm_clock_mhz,
-                                         &r.sm_clock_max_mhz,
-                                         &r.util_pct,
-                                         &r.mem_total_gib,
-                                         &r.mem_available_gib,
-                                         &r.swap_used_gib,
-                                         &r.psi_some_avg10,
-                                         &r.gpu_attributed_gib};
-        if (c >= kPowerFirst) *PowerColumnSlot(r.power, c - kPowerFirst) = *num;
-        else if (c == kPageCache) r.page_cache_gib = *num;
-        else *slot[c] = *num;
+        if (c.kind == kPower) r.power.*(c.power) = *num;
+        else r.*(c.field) = *num;
+        break;
       }
     }
   }
@@ -232,6 +214,8 @@ void ThermalCsvParser::Reserve(size_t rows) {
 
 Result<ThermalSeries> ThermalCsvParser::Finish() {
   if (cols_.empty()) return InputError(source_ + ": empty (no header)");
+  if (!pending_.empty())
+    return InputError(source_ + ":" + std::to_string(pending_line_) + ": a quoted field is not closed");
   auto& rows = out_.rows;
   auto by_time = [](const ThermalRow& a, const ThermalRow& b) { return a.t_ms < b.t_ms; };
   if (!std::is_sorted(rows.begin(), rows.end(), by_time)) std::stable_sort(rows.begin(), rows.end(), by_time);
@@ -254,6 +238,7 @@ Result<ThermalSeries> ParseThermalCsv(std::string_view text, const std::string& 
     auto r = p.AddLine(lines[i], i + 1);
     if (!r && !torn_candidate) return std::unexpected(r.error());
   }
+  if (unterminated && p.has_header()) p.DropPending();  // a quoted record cut short
   return p.Finish();
 }
 
@@ -279,6 +264,7 @@ Result<ThermalSeries> ReadThermalCsv(const std::string& path, const LocalZone& z
   });
   if (!st) return std::unexpected(st.error());
   if (err && !(err_line == last_line && err_after_header && st->last_unterminated)) return std::unexpected(*err);
+  if (!err && st->last_unterminated && p.has_header()) p.DropPending();  // a quoted record cut short
   return p.Finish();
 }
 

@@ -47,12 +47,28 @@ class ThermalCsvParser {
   bool has_header() const { return !cols_.empty(); }
   /// Capacity for `rows` rows in all: a hint (at most 4 million; ignored when refused).
   void Reserve(size_t rows);
+  /// A record is open: a quoted field went on past the last line fed (a torn last row when no
+  /// more lines come; DropPending forgets it).
+  bool pending() const { return !pending_.empty(); }
+  void DropPending() { pending_.clear(); }
+
+  /// How a header column is read (found by its name; internal to the parser).
+  enum Kind { kIgnore, kTime, kNumber, kPower, kContention, kReasons, kThrottle, kEvent, kBit };
+  struct Column {
+    Kind kind = kIgnore;
+    std::optional<double> ThermalRow::*field = nullptr;  ///< kNumber
+    PowerField power = nullptr;                          ///< kPower
+    uint64_t bit = 0;                                    ///< kBit: the reason bit of an nvidia-smi column
+    std::string lower_name;                              ///< kContention
+  };
 
  private:
-  enum Col : int;
+  Result<bool> AddRecord(std::string_view record, uint64_t lineno);
   std::string source_;
   const LocalZone& zone_;
-  std::vector<int> cols_;  // column index -> Col
+  std::vector<Column> cols_;  // one per header field, in the header's order
+  std::string pending_;       // a record continued by a quoted line end
+  uint64_t pending_line_ = 0;
   std::vector<std::string> names_;
   std::string header_;
   bool nvidia_smi_ = false;

@@ -13,6 +13,7 @@
 #include "base/strings.h"
 #include "host/write_file.h"
 #include "telemetry/csv.h"
+#include "telemetry/event_schema.h"
 
 namespace sparkops {
 
@@ -31,15 +32,19 @@ std::vector<nlohmann::ordered_json> SampleEventRecords(const Sample& s) {
   for (const std::string& e : s.events) {
     nlohmann::ordered_json j;
     j["time"] = FormatUtcMillis(s.time);
-    if (StartsWith(e, "throttle_start:") || e == "throttle_end") {
+    const SampleEvent ev = DecodeSampleEvent(e);  // telemetry/event_schema.h
+    if ((ev.type == "throttle_start" && ev.has_detail) || e == "throttle_end") {
       j["type"] = "throttle";
       j["state"] = e == "throttle_end" ? "end" : "start";
-      j["reasons"] = e == "throttle_end" ? "" : e.substr(15);
+      j["reasons"] = ev.detail;
       if (s.gpu && s.gpu->clock_event_reasons) j["bits"] = fmt::format("0x{:x}", *s.gpu->clock_event_reasons);
-    } else if (auto colon = e.find(':'); colon != std::string::npos) {  // missed_slots:N, rows_lost:N
-      j["type"] = e.substr(0, colon);
-      if (auto n = ParseUint(std::string_view(e).substr(colon + 1))) j["count"] = *n;
-      else j["detail"] = e.substr(colon + 1);
+    } else if (ev.has_detail) {  // missed_slots:N, pl_level_change:1->2, a name not in the table
+      j["type"] = ev.type;
+      // Only a count type records its detail as a number; any other detail (an Xid code, free
+      // text) is kept as the text it was.
+      auto n = ParseUint(ev.detail);
+      if (n && DetailOf(ev.type) == EventDetail::kCount) j["count"] = *n;
+      else j["detail"] = ev.detail;
     } else {
       j["type"] = e;  // pd_degraded, thermal_signature, hot
     }

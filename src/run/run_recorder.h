@@ -22,7 +22,8 @@ namespace sparkops {
 /// `<UTC ms timestamp>\t<o|e>\t<text>\n` (pure).
 std::string TrainLogRecord(SysTime t, char stream, std::string_view text);
 /// The events.jsonl records a sample's sampler events become (pure): `throttle_start:a+b` ->
-/// {type throttle, state start, reasons, bits}; `throttle_end` -> state end; others by name.
+/// {type throttle, state start, reasons, bits}; `throttle_end` -> state end; others by name, with
+/// `count` for a count type of telemetry/event_schema.h and `detail` (text) for any other detail.
 std::vector<nlohmann::ordered_json> SampleEventRecords(const Sample& s);
 
 class RunRecorder {

@@ -9,7 +9,8 @@
 namespace sparkops {
 
 /// cpu_temp_c, soc_temp_c, sys_power_w, soc_pkg_power_w, cpu_power_w, dc_input_w, pl1_w,
-/// pl1_cap_w, syspl1_w, syspl1_cap_w, prochot, pl_level.
+/// pl1_cap_w, syspl1_w, syspl1_cap_w, prochot, pl_level: the registry's "power" group
+/// (telemetry/columns.h).
 const std::vector<std::string>& PowerCsvColumns();
 /// The cells for those columns, in order (°C with 1 decimal, W with 2 decimals, integers);
 /// all empty when `p` is null.

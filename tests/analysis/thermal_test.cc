@@ -126,5 +126,53 @@ TEST(BootId, ParsesAndRejects) {
   EXPECT_FALSE(ReadBootId(empty));
 }
 
+TEST(ThermalCsv, SpreadsheetExportWithQuotedFieldsCrlfAndLineEndsInAField) {
+  // Every field quoted, CRLF line ends, a doubled quote and a comma in the event cell, and a
+  // quoted line end in a column sparkops does not know: what a spreadsheet's "save as CSV" writes.
+  auto z = Zone("UTC");
+  auto t = ReadThermalCsv(testing::Fixture("csv/spreadsheet_export.csv"), z);
+  ASSERT_TRUE(t) << t.error().message;
+  ASSERT_EQ(t->rows.size(), 2u);
+  EXPECT_EQ(t->rows[0].temp_c, 45);
+  EXPECT_EQ(t->rows[0].events, "pd_degraded");
+  EXPECT_FALSE(t->rows[1].temp_c);
+  EXPECT_EQ(t->rows[1].sm_clock_mhz, 1200);
+  EXPECT_EQ(t->rows[1].events, "operator_note:fan swapped, see \"ticket 7\"");
+  auto same = ParseThermalCsv(testing::ReadFileOrDie(testing::Fixture("csv/spreadsheet_export.csv")), "x.csv", z);
+  ASSERT_TRUE(same) << same.error().message;
+  EXPECT_EQ(same->rows.size(), 2u);
+}
+
+TEST(ThermalCsv, QuotedRecordsAreCheckedAndATornOneIsDropped) {
+  auto z = Zone("UTC");
+  const std::string head = "timestamp,gpu_temp_c,event\n2026-11-29T13:02:29.123Z,45,hot\n";
+  // cut short inside a quoted field: the writer was killed mid-row
+  auto torn = ParseThermalCsv(head + "2026-11-29T13:02:59.123Z,46,\"a, b\nc", "t.csv", z);
+  ASSERT_TRUE(torn) << torn.error().message;
+  EXPECT_EQ(torn->rows.size(), 1u);
+  // an unclosed quote in a finished file, and text after a closing quote, are errors naming the line
+  auto open = ParseThermalCsv(head + "2026-11-29T13:02:59.123Z,46,\"a, b\n", "t.csv", z);
+  ASSERT_FALSE(open);
+  EXPECT_NE(open.error().message.find("t.csv:3"), std::string::npos) << open.error().message;
+  auto junk = ParseThermalCsv(head + "2026-11-29T13:02:59.123Z,46,\"a\"b\n", "t.csv", z);
+  ASSERT_FALSE(junk);
+  EXPECT_NE(junk.error().message.find("t.csv:3"), std::string::npos) << junk.error().message;
+}
+
+TEST(ThermalCsv, AnOpenQuoteOverManyLinesIsBoundedAndLinear) {
+  // A hostile file: a quote that never closes, then many short lines. Each line is scanned once
+  // (no rescan of the gathered record), and the record stops at 1 MiB.
+  auto z = Zone("UTC");
+  std::string text = "timestamp,event\n2026-11-29T13:02:29.123Z,\"";
+  for (int i = 0; i < 300'000; ++i) text += "x\n";
+  auto r = ParseThermalCsv(text, "h.csv", z);
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().message.find("h.csv:2: a quoted field is not closed"), std::string::npos) << r.error().message;
+  for (int i = 0; i < 300'000; ++i) text += "yyy\n";
+  r = ParseThermalCsv(text, "h.csv", z);
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().message.find("h.csv:2: a quoted field runs past 1 MiB"), std::string::npos) << r.error().message;
+}
+
 }  // namespace
 }  // namespace sparkops

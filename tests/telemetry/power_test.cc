@@ -1,6 +1,7 @@
 // Issue 18 in `sample`: the power columns, their events, and `analyze` reading them back.
 #include <gtest/gtest.h>
 
+#include "analysis/power_columns.h"
 #include "analysis/thermal.h"
 #include "base/strings.h"
 #include "telemetry/csv.h"
@@ -103,6 +104,11 @@ TEST(PowerCsv, AnalyzeReadsTheColumnsBack) {
   auto bad = ParseThermalCsv("timestamp,dc_input_w\n2026-11-29T13:02:29.123Z,lots\n", "b.csv", z);
   ASSERT_FALSE(bad);
   EXPECT_NE(bad.error().message.find("dc_input_w"), std::string::npos);
+}
+
+TEST(PowerCsv, EveryWrittenColumnIsReadBackByName) {
+  for (const auto& c : PowerCsvColumns()) EXPECT_TRUE(PowerColumnField(c) != nullptr) << c;
+  EXPECT_TRUE(PowerColumnField("event") == nullptr);
 }
 
 }  // namespace

@@ -144,10 +144,16 @@ TEST(Csv, AbsentIsEmptyNeverZero) {
   s.mem = *ParseMemInfo("MemTotal: 1048576 kB\nMemFree: 524288 kB\nMemAvailable: 786432 kB\n");
   s.events = {"throttle_start:sw_thermal+sw_power_cap", "hot"};
   s.gpu_attributed_bytes = 0;
-  EXPECT_EQ(CsvRow(s),
-            "2026-11-29T13:02:29.123Z,45,12.35,,2411,0x24,sw_thermal+sw_power_cap,1.000,0.750,,,,,0,1.500,0.000,0.500,"
-            ",,,,,,,,,,,,"  // the power columns (issue 18): nothing read
-            "throttle_start:sw_thermal+sw_power_cap;hot,,,,,,\n");  // host contention columns after `event`
+  // The columns as released, then only empty cells: a column appended later (empty here) does not
+  // break this test.
+  const std::string want =
+      "2026-11-29T13:02:29.123Z,45,12.35,,2411,0x24,sw_thermal+sw_power_cap,1.000,0.750,,,,,0,1.500,0.000,0.500,"
+      ",,,,,,,,,,,,"                                      // the power columns (issue 18): nothing read
+      "throttle_start:sw_thermal+sw_power_cap;hot,,,,,,";  // host contention columns after `event`
+  const std::string row = CsvRow(s);
+  ASSERT_EQ(row.substr(0, want.size()), want) << row;
+  EXPECT_EQ(row.find_first_not_of(',', want.size()), row.size() - 1) << row;
+  EXPECT_EQ(row.back(), '\n');
   s.gpu->error = "lost";
   std::string lost = CsvRow(s);
   EXPECT_EQ(lost.find(",45,"), std::string::npos) << lost;
@@ -334,6 +340,37 @@ TEST(LiveView, StalledReaderCostsTheViewNotTheWriterAndGetsANote) {
       << "every byte either shown or counted as skipped";
   EXPECT_NE(got.find("[sparkops run: " + std::to_string(view.skipped_bytes()) + " bytes of output not shown here"),
             std::string::npos);
+}
+
+TEST(Csv, EventsWithCommasQuotesAndLineEndsRoundTripThroughTheReader) {
+  Sample s;
+  s.time = FromUnixMillis(1795957349123);
+  GpuReading g;
+  g.temp_c = 45;
+  s.gpu = g;
+  s.events = {"kernel_log:NVRM: Xid (PCI:0000:01:00): 79, pid=1234, name=python", "note:say \"hi\"", "note:two\nlines"};
+  std::string csv = CsvHeader() + CsvRow(s) + CsvRow(s);
+  auto zone = LocalZone::Make("UTC");
+  ASSERT_TRUE(zone);
+  auto t = ParseThermalCsv(csv, "rt.csv", *zone);
+  ASSERT_TRUE(t) << t.error().message;  // before RFC 4180 quoting: "N fields, the header has M"
+  ASSERT_EQ(t->rows.size(), 2u);
+  EXPECT_EQ(t->rows[1].events, Join(s.events, ";"));
+  EXPECT_EQ(t->rows[1].temp_c, 45);
+}
+
+TEST(Csv, HeaderOnlyGrowsAtTheEnd) {
+  // tests/golden/thermal_csv_header.txt: the columns as released, one a line. Readers look columns
+  // up by name, but users' `cut -f` scripts count them: a new column goes at the end (and its
+  // name at the end of that file); renaming, removing or moving one fails here.
+  std::vector<std::string> released;
+  for (auto line :
+       SplitLines(testing::ReadFileOrDie(std::string(SPARKOPS_TEST_SOURCE_DIR) + "/golden/thermal_csv_header.txt")))
+    if (!line.empty()) released.emplace_back(line);
+  const auto& cols = CsvColumns();
+  ASSERT_GE(cols.size(), released.size());
+  EXPECT_EQ(std::vector<std::string>(cols.begin(), cols.begin() + static_cast<long>(released.size())), released);
+  EXPECT_EQ(cols.size(), released.size()) << "a new column: append its name to tests/golden/thermal_csv_header.txt";
 }
 
 }  // namespace
