@@ -1,4 +1,5 @@
 #include "analysis/classify.h"
+#include "analysis/causes.h"
 #include "analysis/contention.h"
 #include "analysis/power_causes.h"
 #include "base/json_text.h"
@@ -73,7 +74,7 @@ std::string PoolText(const RunEvent& e) {
 
 struct Finding {
   std::string cause;
-  int priority;  // lower wins
+  int priority;  // lower wins (analysis/causes.h)
   std::vector<std::string> evidence;
 };
 }  // namespace
@@ -134,12 +135,12 @@ Classification Classify(const ThermalSeries* thermal, const std::vector<RunEvent
     if (thermal_new || (hw_slow_new && ts.n && ts.max >= kTripPointC)) {
       found.push_back(
           {"thermal",
-           0,
+           CausePriority("thermal"),
            {fmt::format("thermal slowdown reason (sw_thermal/hw_thermal) active in {} of {} samples", thermal_bits, n),
             temp_txt, clock_txt, power_txt}});
     } else if (temp_sig) {
       found.push_back({"thermal",
-                       5,
+                       CausePriority("thermal", /*weak=*/true),
                        {"no thermal reason bit, but the G4 signature: temperature climbing while clocks fall", temp_txt,
                         clock_txt, power_txt}});
     } else if (thermal_bits) {
@@ -153,14 +154,14 @@ Classification Classify(const ThermalSeries* thermal, const std::vector<RunEvent
     bool at_limit = lim.n && ps.n && ps.median >= 0.95 * lim.median && clocks_fell;
     if (power_new || (hw_slow_new && !thermal_new)) {
       found.push_back({"power_cap",
-                       1,
+                       CausePriority("power_cap"),
                        {fmt::format("power-cap reason (sw_power_cap/hw_power_brake{}) active in {} of {} samples",
                                     power_new ? "" : "/hw_slowdown", power_new ? power_bits : hw_slow, n),
                         power_txt, clock_txt}});
     } else if (at_limit) {
       found.push_back(
           {"power_cap",
-           6,
+           CausePriority("power_cap", /*weak=*/true),
            {fmt::format("power {:.1f} W at its limit {:.1f} W while clocks fall", ps.median, lim.median), clock_txt}});
     } else if (power_bits) {
       ruled.push_back(fmt::format("power_cap: {}; {}", already("power-cap", power_bits, bb.power), power_txt));
@@ -178,7 +179,7 @@ Classification Classify(const ThermalSeries* thermal, const std::vector<RunEvent
                                   "no clock-event reason bit", power_txt};
       if (pd_events)
         ev.insert(ev.begin(), fmt::format("sampler flagged pd_degraded in {} of {} samples", pd_events, n));
-      found.push_back({"pd_degraded", 4, ev});
+      found.push_back({"pd_degraded", CausePriority("pd_degraded"), ev});
     } else {
       ruled.push_back(fmt::format("pd_degraded: {}",
                                   cs.n ? fmt::format("{} (not below {:.0f} MHz nor halved)", clock_txt, kPdClockMhz)
@@ -195,7 +196,7 @@ Classification Classify(const ThermalSeries* thermal, const std::vector<RunEvent
       mem_ev.push_back(fmt::format("swap used {:.1f} → {:.1f} GiB", sb.median, ss.max));
     if (qs.n && qs.max >= kPsiSomeHigh && (!qb.n || qb.median < kPsiSomeHigh / 2))
       mem_ev.push_back(fmt::format("memory pressure stall (some avg10) up to {:.1f} %", qs.max));
-    if (!mem_ev.empty()) found.push_back({"memory_pressure", 3, mem_ev});
+    if (!mem_ev.empty()) found.push_back({"memory_pressure", CausePriority("memory_pressure"), mem_ev});
     else
       ruled.push_back(ms.n ? fmt::format("memory_pressure: MemAvailable {:.1f}–{:.1f} GiB over the span{}", ms.min,
                                          ms.max, ss.n ? fmt::format(", swap {:.1f} GiB", ss.max) : std::string())
@@ -222,18 +223,19 @@ Classification Classify(const ThermalSeries* thermal, const std::vector<RunEvent
                      (e.Str("detail").empty() ? JsonText(e.record, -1) : e.Str("detail")));
     }
   }
-  if (!cont.empty()) found.push_back({"contention", 2, cont});
+  if (!cont.empty()) found.push_back({"contention", CausePriority("contention"), cont});
   else
     ruled.push_back(events.empty() ? "contention: no process events recorded (events.jsonl absent)"
                                    : "contention: no new uncapped or near-capacity process around this span");
 
   // host CPU / I/O contention (issue #24, analysis/contention.cc)
-  for (auto& f : FindHostContention(before, span, events, t0, t1, &ruled)) found.push_back({f.cause, 2, f.evidence});
+  for (auto& f : FindHostContention(before, span, events, t0, t1, &ruled))
+    found.push_back({f.cause, CausePriority(f.cause), f.evidence});
 
   std::stable_sort(found.begin(), found.end(),
                    [](const Finding& a, const Finding& b) { return a.priority < b.priority; });
   if (!found.empty()) {
-    c.cause = found[0].cause;
+    c.cause = std::string(CauseFor(found[0].cause).name);  // a finder's cause is a row of the table
     c.evidence = found[0].evidence;
     for (size_t i = 1; i < found.size(); ++i) c.also.push_back(found[i].cause + ": " + found[i].evidence.front());
   }

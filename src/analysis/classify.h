@@ -1,8 +1,8 @@
 #pragma once
 /// Why a slowdown happened: the telemetry over the same time span against the telemetry before
-/// it. Causes: thermal, power_cap, pd_degraded, contention, memory_pressure, unknown; and from the
-/// spbm power columns prochot, power_cap (limiter named), power_delivery (power_causes.h). Every
-/// verdict carries the evidence used and what was ruled out (and why). Thresholds and their
+/// it. The causes, their priorities and the finder of each are the table in analysis/causes.h
+/// (Causes()); the spbm power causes are found by power_causes.h, host contention by contention.h.
+/// Every verdict carries the evidence used and what was ruled out (and why). Thresholds and their
 /// sources: docs/analyze.md.
 #include <cstdint>
 #include <string>
@@ -23,7 +23,7 @@ inline constexpr double kSwapRiseGib = 1.0;
 inline constexpr double kPsiSomeHigh = 10.0;      ///< /proc/pressure/memory some avg10, percent
 
 struct Classification {
-  std::string cause = "unknown";
+  std::string cause = "unknown";      ///< a name from Causes()
   std::vector<std::string> evidence;   ///< what supports the cause
   std::vector<std::string> ruled_out;  ///< "<cause>: why not" for every other cause
   std::vector<std::string> also;       ///< other causes whose signs were present too

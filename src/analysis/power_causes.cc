@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "analysis/causes.h"
 #include "telemetry/power_events.h"
 
 namespace sparkops {
@@ -51,7 +52,7 @@ void Prochot(const std::vector<const ThermalRow*>& before, const std::vector<con
                                             s.hits, s.known, b.hits, b.known)};
     double cpu = MedianOf(span, &PowerColumns::cpu_temp_c);
     if (!std::isnan(cpu)) ev.push_back(fmt::format("CPU temperature {:.0f} °C (median over the span)", cpu));
-    found->push_back({"prochot", -1, ev});
+    found->push_back({"prochot", CausePriority("prochot"), ev});
   } else {
     ruled->push_back(
         s.hits ? fmt::format("prochot: on in {} of {} samples, as before ({} of {}), and the clocks did not fall",
@@ -85,7 +86,7 @@ void Limiters(const std::vector<const ThermalRow*>& before, const std::vector<co
   if (best) {
     double ew = MedianOf(span, best->ewma), cap = MedianOf(span, best->cap);
     found->push_back({"power_cap",
-                      1,
+                      CausePriority("power_cap"),
                       {fmt::format("limiter {}: its EWMA {:.0f} W at its cap {:.0f} W in {:.0f} % of the span",
                                    best->name, ew, cap, 100 * best_share),
                        "the firmware's power limit (read from the spbm hwmon driver; NVML shows no cap on GB10)"}});
@@ -118,7 +119,7 @@ void Delivery(const std::vector<const ThermalRow*>& span, std::vector<PowerFindi
   if (2 * s.hits >= s.known && s.hits) {
     found->push_back(
         {"power_delivery",
-         1,
+         CausePriority("power_delivery"),
          {fmt::format("DC input {:.0f} W, under {:.0f} % of the {} while the GPU is busy with the SM clock "
                       "under {:.0f} MHz ({} of {} samples)",
                       dc, 100 * kPowerDeliveryFraction, cap_txt, kPowerDeliveryClockMhz, s.hits, s.known),

@@ -19,7 +19,7 @@ inline constexpr double kLimiterAtCap = 0.97;
 
 struct PowerFinding {
   std::string cause;
-  int priority;  ///< as classify.cc's findings: lower wins (prochot -1, power_cap/power_delivery 1)
+  int priority;  ///< lower wins: CausePriority (analysis/causes.h)
   std::vector<std::string> evidence;
 };
 

@@ -1,5 +1,8 @@
 // sparkops analyze DIR | --log FILE [--thermal FILE] [--html FILE] [--tz ZONE] [--step-format T]
+#include <fmt/format.h>
+
 #include "analysis/analyze.h"
+#include "analysis/causes.h"
 #include "base/error.h"
 #include "base/json_text.h"
 #include "cli/commands.h"
@@ -12,9 +15,13 @@
 namespace sparkops {
 
 int CmdAnalyze(Context& ctx, const std::vector<std::string>& args) {
-  auto app = NewApp("analyze",
-                    "Find sustained step-time slowdowns in a training log and say why "
-                    "(thermal, power_cap, pd_degraded, contention, memory_pressure or unknown).");
+  std::string causes, legend;
+  for (const CauseInfo& c : Causes()) {
+    causes += (causes.empty() ? "" : c.name == "unknown" ? " or " : ", ") + std::string(c.name);
+    legend += fmt::format("\n  {:<16}{}", c.name, c.help);
+  }
+  auto app = NewApp("analyze", "Find sustained step-time slowdowns in a training log and say why (" + causes + ").");
+  app->footer("Causes:" + legend + "\n\n" + app->get_footer());
   std::string dir, log, thermal, html, tz, step_format;
   app->add_option("dir", dir, "run directory written by `sparkops run`");
   app->add_option("--log", log, "a training log (train.log or any framework's output)");

@@ -5,10 +5,12 @@
 #include <algorithm>
 #include <cmath>
 
+#include "analysis/causes.h"
 #include "analysis/guard_summary.h"
 #include "base/strings.h"
 #include "base/timefmt.h"
 #include "report/analysis.h"
+#include "telemetry/columns.h"
 
 namespace sparkops {
 
@@ -142,14 +144,14 @@ h1{font-size:20px;margin:0 0 4px}.sub{color:#5b6575;font-size:13px;margin-bottom
 table{border-collapse:collapse;font-size:12px}td{padding:2px 10px 2px 0}
 .mem ol{margin:6px 0 6px 18px;padding:0;font-size:13px}.mem li{margin:3px 0;color:#5b6575}.mem li.next{color:#1d2430})";
 
-const char* CauseColor(const std::string& c) {
-  if (c == "thermal") return "#d9480f";
-  if (c == "power_cap") return "#b8860b";
-  if (c == "pd_degraded") return "#7048e8";
-  if (c == "contention") return "#c2255c";
-  if (c == "memory_pressure") return "#1971c2";
-  return "#5c677d";
+/// The report panel's title of a sample column (telemetry/columns.h); a test checks each exists.
+std::string PanelTitle(std::string_view column) {
+  const SampleColumn* c = FindSampleColumn(column);
+  return c ? std::string(c->panel) : std::string(column);
 }
+
+/// The cause's colour, from the table of causes (analysis/causes.h).
+std::string_view CauseColor(const std::string& c) { return CauseFor(c).colour; }
 }  // namespace
 
 std::string RenderHtmlReport(const AnalysisResult& r, const RunMemory* memory) {
@@ -167,17 +169,17 @@ std::string RenderHtmlReport(const AnalysisResult& r, const RunMemory* memory) {
   panels.push_back({r.series.cost_is_inverse_throughput ? "Step cost (1 / throughput)" : "Step time",
                     r.series.cost_is_inverse_throughput ? "s/item" : "s", "#2b6cb0", Thin(cost, 1600),
                     "no step times in the log"});
+  // Panel titles are the sample-column registry's (telemetry/columns.h), by column name.
   struct F {
-    const char* title;
+    std::string title;
     const char* unit;
     const char* color;
     std::optional<double> ThermalRow::*f;
   };
-  const F fields[] = {{"GPU temperature", "°C", "#d9480f", &ThermalRow::temp_c},
-                      {"GPU power", "W", "#b8860b", &ThermalRow::power_w},
-                      {"SM clock", "MHz", "#2f9e44", &ThermalRow::sm_clock_mhz},
-                      {"MemAvailable (system memory: the GPU's pool too on GB10)", "GiB", "#1971c2",
-                       &ThermalRow::mem_available_gib}};
+  const F fields[] = {{PanelTitle("gpu_temp_c"), "°C", "#d9480f", &ThermalRow::temp_c},
+                      {PanelTitle("power_w"), "W", "#b8860b", &ThermalRow::power_w},
+                      {PanelTitle("sm_clock_mhz"), "MHz", "#2f9e44", &ThermalRow::sm_clock_mhz},
+                      {PanelTitle("mem_available_gib"), "GiB", "#1971c2", &ThermalRow::mem_available_gib}};
   for (const F& f : fields) {
     Panel p{f.title, f.unit, f.color, {}, ""};
     if (!r.thermal) p.note = "no thermal CSV";
@@ -193,14 +195,14 @@ std::string RenderHtmlReport(const AnalysisResult& r, const RunMemory* memory) {
   }
   if (r.thermal && time) {  // issue 18: spbm rails and the CPU temperature, drawn only when recorded
     struct PF {
-      const char* title;
+      std::string title;
       const char* unit;
       const char* color;
       std::optional<double> PowerColumns::*f;
     };
-    const PF power_fields[] = {{"DC input (spbm)", "W", "#862e9c", &PowerColumns::dc_input_w},
-                               {"SoC package power (spbm)", "W", "#e67700", &PowerColumns::soc_pkg_power_w},
-                               {"CPU temperature", "°C", "#c92a2a", &PowerColumns::cpu_temp_c}};
+    const PF power_fields[] = {{PanelTitle("dc_input_w"), "W", "#862e9c", &PowerColumns::dc_input_w},
+                               {PanelTitle("soc_pkg_power_w"), "W", "#e67700", &PowerColumns::soc_pkg_power_w},
+                               {PanelTitle("cpu_temp_c"), "°C", "#c92a2a", &PowerColumns::cpu_temp_c}};
     for (const PF& f : power_fields) {
       std::vector<Pt> v;
       for (auto& row : r.thermal->rows)
@@ -209,11 +211,10 @@ std::string RenderHtmlReport(const AnalysisResult& r, const RunMemory* memory) {
     }
   }
   // host contention (issue #24): drawn only when the samples carry it
-  const F host_fields[] = {{"CPU pressure (some avg10; runnable estimate without PSI)", "%", "#862e9c",
-                            &ThermalRow::cpu_pressure},
-                           {"I/O pressure (some avg10)", "%", "#5f3dc4", &ThermalRow::io_pressure_some},
-                           {"The job's CPU share", "cores", "#0b7285", &ThermalRow::job_cores},
-                           {"The rest of the host's CPU use", "cores", "#868e96", &ThermalRow::other_cores}};
+  const F host_fields[] = {{PanelTitle("cpu_pressure_pct"), "%", "#862e9c", &ThermalRow::cpu_pressure},
+                           {PanelTitle("io_pressure_some_pct"), "%", "#5f3dc4", &ThermalRow::io_pressure_some},
+                           {PanelTitle("job_cores"), "cores", "#0b7285", &ThermalRow::job_cores},
+                           {PanelTitle("other_cores"), "cores", "#868e96", &ThermalRow::other_cores}};
   for (const F& f : host_fields) {
     std::vector<Pt> v;
     if (r.thermal && time)
@@ -281,7 +282,7 @@ std::string RenderHtmlReport(const AnalysisResult& r, const RunMemory* memory) {
     double b = time ? static_cast<double>(e.t1) : static_cast<double>(e.end_step);
     if (time && (e.t0 == kNoTime || e.t1 == kNoTime)) continue;
     double xa = std::clamp(ax.X(a), ax.left, ax.left + ax.width), xb = std::clamp(ax.X(b), ax.left, ax.left + ax.width);
-    const char* c = CauseColor(e.cls.cause);
+    const std::string_view c = CauseColor(e.cls.cause);
     svg += fmt::format("<rect x=\"{:.1f}\" y=\"{}\" width=\"{:.1f}\" height=\"{:.1f}\" fill=\"{}\" class=\"band\"/>",
                        xa, top0 - 4, std::max(2.0, xb - xa), bottom - top0 + 4, c);
     svg += fmt::format("<text x=\"{:.1f}\" y=\"{}\" fill=\"{}\" class=\"bl\">#{} {} {:.2f}×</text>", xa + 4,
