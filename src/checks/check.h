@@ -1,5 +1,5 @@
 #pragma once
-/// Preflight checks G1..G10: each is a function of host facts returning a CheckResult
+/// Preflight checks (the table AllChecks(): G1..GN): each is a function of host facts returning a CheckResult
 /// (gpud style: status + reason + evidence + fix; "cannot run here" is SKIP, never a fake PASS).
 #include <string>
 #include <vector>
@@ -14,7 +14,7 @@ enum class CheckStatus { kPass, kFail, kWarn, kSkip, kInfo };
 const char* StatusName(CheckStatus s);
 
 struct CheckResult {
-  std::string id;                     ///< "G1".."G10"
+  std::string id;                     ///< its row's id in AllChecks() ("G1"), stamped by RunCheck
   CheckStatus status = CheckStatus::kSkip;
   std::string summary;                ///< the one-line reason or reading
   std::vector<std::string> evidence;  ///< what was read, one fact per string
@@ -29,8 +29,15 @@ struct CheckDef {
   CheckResult (*run)(const HostFacts& facts);
 };
 
-/// The one explicit table of checks, G1..G10 in order (src/checks/table.cc).
+/// The one explicit table of checks, G1..GN in order (src/checks/table.cc). A new check is a row
+/// here, its function and its `explain` entry (docs/architecture.md, "How to add a check").
 const std::vector<CheckDef>& AllChecks();
+/// Runs one check; the result's id is the row's, whatever the function wrote.
+CheckResult RunCheck(const CheckDef& def, const HostFacts& facts);
+/// "G1..G10": the first and last ids of the table.
+std::string CheckIdRange();
+/// How many checks there are, as a word for prose ("ten"; digits past twenty).
+std::string CheckCountWord();
 
 // One file per check.
 CheckResult CheckG1(const HostFacts& f);

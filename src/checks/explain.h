@@ -7,7 +7,7 @@
 namespace sparkops {
 
 struct Explanation {
-  const char* id;       ///< "G1".."G10" or "ladder"
+  const char* id;       ///< a check's id (AllChecks()) or "ladder"
   const char* title;
   const char* symptom;
   const char* cause;
@@ -17,7 +17,7 @@ struct Explanation {
   std::vector<const char*> notes;        ///< extra lists (known broken playbooks, ladder steps)
 };
 
-/// All explanations: G1..G10 in order, then "ladder".
+/// All explanations: one per check of AllChecks(), in its order, then "ladder" (a test checks it).
 const std::vector<Explanation>& Explanations();
 
 }  // namespace sparkops

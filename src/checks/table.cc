@@ -24,4 +24,21 @@ const std::vector<CheckDef>& AllChecks() {
   return kChecks;
 }
 
+CheckResult RunCheck(const CheckDef& def, const HostFacts& facts) {
+  CheckResult r = def.run(facts);
+  r.id = def.id;
+  return r;
+}
+
+std::string CheckIdRange() { return std::string(AllChecks().front().id) + ".." + AllChecks().back().id; }
+
+std::string CheckCountWord() {
+  static const char* const kWords[] = {"zero",     "one",      "two",      "three",   "four",    "five",
+                                       "six",      "seven",    "eight",    "nine",    "ten",     "eleven",
+                                       "twelve",   "thirteen", "fourteen", "fifteen", "sixteen", "seventeen",
+                                       "eighteen", "nineteen", "twenty"};
+  const size_t n = AllChecks().size();
+  return n < std::size(kWords) ? kWords[n] : std::to_string(n);
+}
+
 }  // namespace sparkops

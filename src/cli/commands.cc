@@ -1,11 +1,19 @@
 #include "cli/commands.h"
 
+#include <string>
+
+#include "checks/check.h"
+
 namespace sparkops {
 
 const std::vector<Command>& Commands() {
+  // The check count and ids come from the check table (checks/check.h).
+  static const std::string kPreflight =
+      "check the " + CheckCountWord() + " known Spark failure modes " + CheckIdRange() + ", one line each";
+  static const std::string kExplain = "symptom, cause, check and fix for " + CheckIdRange() + " or the OOM ladder";
   static const std::vector<Command> kCommands = {
-      {"preflight", "check the ten known Spark failure modes G1..G10, one line each", &CmdPreflight},
-      {"explain", "symptom, cause, check and fix for G1..G10 or the OOM ladder", &CmdExplain},
+      {"preflight", kPreflight.c_str(), &CmdPreflight},
+      {"explain", kExplain.c_str(), &CmdExplain},
       {"plan", "size a fine-tune (full, LoRA, QLoRA) against the unified memory pool", &CmdPlan},
       {"models", "list the model catalogue that plan/oom/bandwidth accept", &CmdModels},
       {"oom", "walk the OOM ladder in order and say which step is next", &CmdOom},

@@ -4,6 +4,7 @@
 
 #include "base/json_text.h"
 #include "base/strings.h"
+#include "checks/check.h"
 #include "checks/explain.h"
 #include "cli/commands.h"
 #include "cli/flags.h"
@@ -34,11 +35,10 @@ nlohmann::ordered_json ToJson(const Explanation& e) {
 }  // namespace
 
 int CmdExplain(Context& ctx, const std::vector<std::string>& args) {
-  auto app = NewApp("explain",
-                    "Symptom, cause, how sparkops checks it, and the fix, for G1..G10 or the OOM "
-                    "ladder. Without an argument, all of them.");
+  auto app = NewApp("explain", "Symptom, cause, how sparkops checks it, and the fix, for " + CheckIdRange() +
+                                   " or the OOM ladder. Without an argument, all of them.");
   std::string topic;
-  app->add_option("topic", topic, "G1..G10 or ladder");
+  app->add_option("topic", topic, CheckIdRange() + " or ladder");
   if (auto rc = ParseFlags(*app, args, ctx)) return *rc;
 
   std::string want = ToLower(topic);
@@ -46,7 +46,7 @@ int CmdExplain(Context& ctx, const std::vector<std::string>& args) {
   for (const Explanation& e : Explanations())
     if (want.empty() || want == ToLower(e.id)) chosen.push_back(&e);
   if (chosen.empty()) {
-    ctx.err << "sparkops explain: unknown topic '" << topic << "' (use G1..G10 or ladder)\n";
+    ctx.err << "sparkops explain: unknown topic '" << topic << "' (use " << CheckIdRange() << " or ladder)\n";
     return kExitUsage;
   }
   if (ctx.json) {

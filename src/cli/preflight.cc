@@ -12,9 +12,9 @@
 namespace sparkops {
 
 int CmdPreflight(Context& ctx, const std::vector<std::string>& args) {
-  auto app = NewApp("preflight",
-                    "Check the ten known DGX Spark failure modes G1..G10, one line each.\n"
-                    "Reads files only; never imports a Python package. Exit 1 on any FAIL.");
+  auto app = NewApp("preflight", "Check the " + CheckCountWord() + " known DGX Spark failure modes " + CheckIdRange() +
+                                     ", one line each.\n"
+                                     "Reads files only; never imports a Python package. Exit 1 on any FAIL.");
   PreflightOptions opts;
   std::string only;
   app->add_option("--python", opts.python, "Python interpreter whose sys.path to inspect (run with -S)");
@@ -35,7 +35,7 @@ int CmdPreflight(Context& ctx, const std::vector<std::string>& args) {
     bool known = false;
     for (const CheckDef& c : AllChecks()) known |= (id == c.id);
     if (!known) {
-      ctx.err << "sparkops preflight: --only: unknown check '" << part << "' (use G1..G10)\n";
+      ctx.err << "sparkops preflight: --only: unknown check '" << part << "' (use " << CheckIdRange() << ")\n";
       return kExitUsage;
     }
     wanted.push_back(id);
@@ -46,7 +46,7 @@ int CmdPreflight(Context& ctx, const std::vector<std::string>& args) {
   nlohmann::ordered_json doc = nlohmann::ordered_json::array();
   for (const CheckDef& c : AllChecks()) {
     if (!wanted.empty() && std::find(wanted.begin(), wanted.end(), c.id) == wanted.end()) continue;
-    CheckResult r = c.run(facts);
+    CheckResult r = RunCheck(c, facts);
     any_fail |= r.status == CheckStatus::kFail;
     input_error |= r.input_error;
     if (ctx.json) doc.push_back(CheckJson(r));

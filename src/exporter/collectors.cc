@@ -123,7 +123,7 @@ PreflightSnapshot RunPreflight(const HostView& ctx, const GpuSnapshot& gpu, cons
   facts.SetGpu(gpu);
   if (mem) facts.SetMemInfo(*mem);
   PreflightSnapshot snap;
-  for (const CheckDef& c : AllChecks()) snap.results.push_back(c.run(facts));
+  for (const CheckDef& c : AllChecks()) snap.results.push_back(RunCheck(c, facts));
   snap.finished = std::chrono::system_clock::now();
   return snap;
 }

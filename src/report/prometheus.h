@@ -33,7 +33,7 @@ struct CollectorStatus {
   std::string error;      ///< why it failed (logged, not exported)
 };
 
-/// The last completed background preflight run (G1..G10).
+/// The last completed background preflight run (every check of AllChecks()).
 struct PreflightSnapshot {
   std::vector<CheckResult> results;
   SysTime finished{};

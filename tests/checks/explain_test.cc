@@ -12,6 +12,7 @@ namespace sparkops {
 namespace {
 
 using testing::RunInProcess;
+using testing::TempDir;
 
 TEST(Explain, EveryCheckHasAnExplanationInOrder) {
   const auto& checks = AllChecks();
@@ -69,6 +70,30 @@ TEST(Explain, JsonHasAllFields) {
   EXPECT_EQ(r.rc, 0);
   for (const char* k : {"\"symptom\"", "\"cause\"", "\"check\"", "\"fix\"", "\"corrections\""})
     EXPECT_NE(r.out.find(k), std::string::npos) << k;
+}
+
+TEST(CheckTable, IdsCountAndRangeComeFromTheTable) {
+  const auto& checks = AllChecks();
+  ASSERT_FALSE(checks.empty());
+  for (size_t i = 0; i < checks.size(); ++i) EXPECT_EQ(std::string(checks[i].id), "G" + std::to_string(i + 1));
+  EXPECT_EQ(CheckIdRange(), std::string(checks.front().id) + ".." + checks.back().id);
+  EXPECT_FALSE(CheckCountWord().empty());
+  if (checks.size() == 10) EXPECT_EQ(CheckCountWord(), "ten");
+  // the help texts say what the table holds
+  auto r = RunInProcess({"preflight", "--help"});
+  EXPECT_NE(r.out.find("Check the " + CheckCountWord() + " known DGX Spark failure modes " + CheckIdRange()),
+            std::string::npos)
+      << r.out;
+}
+
+TEST(CheckTable, EachResultIsStampedWithItsRowsId) {
+  TempDir root;
+  HostView host{HostOptions{root.path(), "none", "none"}, HostFs(root.path()), {}};
+  HostFacts facts(host, PreflightOptions{});
+  // a check function that names the wrong id still reports under its row's
+  CheckDef def{"G99", "test row", [](const HostFacts&) { return CheckResult{"G1", CheckStatus::kInfo, "x", {}, ""}; }};
+  EXPECT_EQ(RunCheck(def, facts).id, "G99");
+  for (const CheckDef& c : AllChecks()) EXPECT_EQ(RunCheck(c, facts).id, c.id);
 }
 
 }  // namespace
