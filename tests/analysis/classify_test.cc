@@ -167,5 +167,25 @@ TEST(Classify, NoTelemetrySaysWhatIsMissing) {
   EXPECT_TRUE(Has(d.ruled_out, "no thermal samples over this span"));
 }
 
+TEST(Classify, IoContentionFromIoPressure) {
+  ThermalSeries t;
+  t.format = "sparkops";
+  t.interval_ms = 10000;
+  for (int64_t ms = 700'000; ms <= 1400'000; ms += 10000) {
+    ThermalRow r;
+    r.t_ms = ms;
+    r.temp_c = 70, r.sm_clock_mhz = 2400, r.util_pct = 97, r.reasons = 0;
+    const bool span = ms >= 1000'000 && ms <= 1300'000;
+    r.cpu_pressure = 3;
+    r.io_pressure_some = span ? 64 : 2;
+    r.pressure_source = "psi";
+    t.rows.push_back(r);
+  }
+  Classification c = Classify(&t, {}, 1000'000, 1300'000);
+  EXPECT_EQ(c.cause, "io_contention");
+  ASSERT_FALSE(c.evidence.empty());
+  EXPECT_NE(c.evidence[0].find("I/O pressure 64 %"), std::string::npos) << c.evidence[0];
+}
+
 }  // namespace
 }  // namespace sparkops

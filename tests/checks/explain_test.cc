@@ -78,7 +78,9 @@ TEST(CheckTable, IdsCountAndRangeComeFromTheTable) {
   for (size_t i = 0; i < checks.size(); ++i) EXPECT_EQ(std::string(checks[i].id), "G" + std::to_string(i + 1));
   EXPECT_EQ(CheckIdRange(), std::string(checks.front().id) + ".." + checks.back().id);
   EXPECT_FALSE(CheckCountWord().empty());
-  if (checks.size() == 10) EXPECT_EQ(CheckCountWord(), "ten");
+  if (checks.size() == 10) {
+    EXPECT_EQ(CheckCountWord(), "ten");
+  }
   // the help texts say what the table holds
   auto r = RunInProcess({"preflight", "--help"});
   EXPECT_NE(r.out.find("Check the " + CheckCountWord() + " known DGX Spark failure modes " + CheckIdRange()),

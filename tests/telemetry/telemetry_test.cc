@@ -364,8 +364,9 @@ TEST(Csv, HeaderOnlyGrowsAtTheEnd) {
   // up by name, but users' `cut -f` scripts count them: a new column goes at the end (and its
   // name at the end of that file); renaming, removing or moving one fails here.
   std::vector<std::string> released;
-  for (auto line :
-       SplitLines(testing::ReadFileOrDie(std::string(SPARKOPS_TEST_SOURCE_DIR) + "/golden/thermal_csv_header.txt")))
+  const std::string golden =
+      testing::ReadFileOrDie(std::string(SPARKOPS_TEST_SOURCE_DIR) + "/golden/thermal_csv_header.txt");
+  for (auto line : SplitLines(golden))
     if (!line.empty()) released.emplace_back(line);
   const auto& cols = CsvColumns();
   ASSERT_GE(cols.size(), released.size());
