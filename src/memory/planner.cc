@@ -114,9 +114,16 @@ Result<Plan> MakePlan(const LoadedModel& model, const PlanOptions& opts, const B
     p.widened.push_back(
         "--compile: the low and central figures assume AOTAutograd recomputes norms and act(gate); "
         "the high end is eager");
-  if (p.high.optimizer_step > 0)
+  if (p.high.optimizer_step > p.breakdown.optimizer_step)
     p.widened.push_back(
-        "optimizer implementation unknown: the high end adds foreach AdamW's sqrt(v) copy (fused adds none)");
+        "torch version unknown: the high end adds the second state-sized list older torch's foreach AdamW "
+        "makes (denom = sqrt(v) + eps); --optimizer adamw_fused makes none");
+  if (p.high.loss_bytes_per_logit > p.breakdown.loss_bytes_per_logit)
+    p.widened.push_back(fmt::format(
+        "transformers version unknown: the central figure assumes the current release ({:g} B/logit), the high "
+        "end transformers < 4.46 ({:g} B/logit: the model upcasts the logits, the loss copies them again); "
+        "give --framework-version",
+        p.breakdown.loss_bytes_per_logit, p.high.loss_bytes_per_logit));
   if (p.high.retained > p.breakdown.retained)
     p.widened.push_back(
         "training loop unknown: the high end keeps the previous step's bf16 logits alive "
