@@ -14,11 +14,13 @@ std::string ToString(LossEra e) {
 }
 
 std::optional<LossEra> TransformersLossEra(std::string_view version) {
-  const std::string_view release = version.substr(0, version.find_first_not_of("0123456789."));
+  // The release part: "4.46.0" of "4.46.0.dev0" or "4.46.0rc1" (the dot before a suffix dropped).
+  std::string_view release = version.substr(0, version.find_first_not_of("0123456789."));
+  if (release.size() < version.size() && release.ends_with('.')) release.remove_suffix(1);
   if (release.empty() || release.front() == '.' || release.back() == '.' ||
       release.find("..") != std::string_view::npos || release.find('.') == std::string_view::npos)
     return std::nullopt;
-  const std::string_view v = PublicVersion(version);
+  const std::string_view v = release;
   if (CompareVersions(v, "4.46") < 0) return LossEra::kModelUpcast;
   if (CompareVersions(v, "4.50") < 0) return LossEra::kLossShiftCopy;
   return LossEra::kLossPadLabels;
@@ -42,10 +44,7 @@ double TransformersLossBytesPerLogit(std::optional<LossEra> era, Side side) {
   return kStandardLossBytesPerLogit;
 }
 
-double AdamwStepLists(Optimizer o, Side side) {
-  if (o != Optimizer::kAdamW) return 0;
-  return side == Side::kHigh ? 2 : 1;
-}
+double AdamwStepLists(Optimizer o, Side /*side*/) { return o == Optimizer::kAdamW ? 1 : 0; }
 
 double Nf4BytesPerParam(bool double_quant) { return double_quant ? 4.127 / 8 : 4.5 / 8; }
 

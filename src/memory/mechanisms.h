@@ -28,9 +28,9 @@ std::optional<LossEra> TransformersLossEra(std::string_view version);
 double TransformersLossBytesPerLogit(std::optional<LossEra> era, Side side);
 
 /// State-sized lists AdamW's step allocates beside the states: foreach (torch's default on CUDA)
-/// 1 in current torch (`exp_avg_sq_sqrt`, eps added in place), 2 in torch's older adamw.py
-/// (`denom = torch._foreach_add(exp_avg_sq_sqrt, eps)`), so the high end counts 2; fused 0.
-/// Other optimizers 0 (bitsandbytes' 8-bit kernels update in place).
+/// 1 (`exp_avg_sq_sqrt`, eps added in place); torch 2.0's adamw.py made a second one (`denom`),
+/// but no torch that runs on a GB10 (CUDA 13: 2.9 or later) does, so neither side counts it.
+/// fused 0; other optimizers 0 (bitsandbytes' 8-bit kernels update in place).
 double AdamwStepLists(Optimizer o, Side side);
 
 /// NF4 storage per parameter: 4-bit codes + one fp32 absmax per 64 (4.5 bits), or with double

@@ -185,7 +185,9 @@ void PrintPlan(std::ostream& out, const Plan& p) {
   row("weights", b.weights,
       (o.method == Method::kQlora
            ? (litgpt ? "NF4 block linears and lm_head at 4.127 bits/param; embeddings, norms 16-bit"
-                     : "NF4 block linears at 4.127 bits/param; embeddings, head, norms 16-bit")
+                     : fmt::format("NF4 block linears at {} bits/param; embeddings, head, norms {}",
+                                   o.double_quant ? "4.127" : "4.5",
+                                   o.kbit_prep ? "fp32 (prepare_model_for_kbit_training)" : "16-bit"))
            : (o.method == Method::kFull ? "trained" : "frozen base")) +
           head_note);
   row("LoRA adapter", b.adapter, "r*(d_in+d_out) per targeted matrix");
