@@ -3,7 +3,10 @@
 same rows: accelerate's `estimate-memory` training figure (max of its components = 8 B/param for
 bf16, nothing for LoRA/QLoRA; research A1) and a textbook model-states formula (16-bit frozen
 weights 2 B/param, NF4 0.5 B/param, 16 B per trainable param for mixed-precision AdamW; no
-activations). Usage: bench/plan_accuracy.py path/to/sparkops"""
+activations). Rows are in two halves (the CSV's `half` column): `tuned`, the rows the accounting was
+checked against while it was built, and `held-out`, rows added and never used to change the
+accounting; the summary is printed for each half and for all rows.
+Usage: bench/plan_accuracy.py path/to/sparkops"""
 import csv, json, os, statistics, subprocess, sys
 
 BIN = sys.argv[1] if len(sys.argv) > 1 else "build/sparkops"
@@ -29,18 +32,19 @@ for r in csv.DictReader(open(CSV, newline="")):
     acc = 8 * P / 1e9 if method == "full" else None
     frozen = 0 if method == "full" else (0.5 if method == "qlora" else 2) * P
     text = (frozen + 16 * T) / 1e9
-    rows.append((r["id"], method, meas, key.split("_")[0], ours, high, acc, text))
+    rows.append((r["id"], method, meas, key.split("_")[0], ours, high, acc, text, r.get("half") or "tuned"))
 
-print(f"{'id':6} {'method':6} {'measured GB':>12} {'counter':9} {'sparkops':>9} {'err':>7} {'high':>7} {'err':>7}"
+print(f"{'id':6} {'half':8} {'method':6} {'measured GB':>12} {'counter':9} {'sparkops':>9} {'err':>7} {'high':>7} {'err':>7}"
       f" {'accelerate':>10} {'err':>7} {'textbook':>9} {'err':>7}")
-for i, m, meas, c, o, h, a, t in rows:
+for i, m, meas, c, o, h, a, t, half in rows:
     a_s = f"{a:10.2f} {pct(a / meas - 1):>7}" if a else f"{'n/a':>10} {'':>7}"
-    print(f"{i:6} {m:6} {meas:12.2f} {c:9} {o:9.2f} {pct(o / meas - 1):>7} {h:7.2f} {pct(h / meas - 1):>7} {a_s}"
+    print(f"{i:6} {half:8} {m:6} {meas:12.2f} {c:9} {o:9.2f} {pct(o / meas - 1):>7} {h:7.2f} {pct(h / meas - 1):>7} {a_s}"
           f" {t:9.2f} {pct(t / meas - 1):>7}")
 
-print("\nsummary (signed median error; |median| and p90 of absolute error over all rows)")
-def summary(name, idx):
+def summary(name, idx, rows):
     errs = [(r[idx] / r[2] - 1) for r in rows if r[idx]]
+    if not errs:
+        return
     ab = sorted(abs(e) for e in errs)
     p90 = statistics.quantiles(ab, n=10, method="inclusive")[-1] if len(ab) > 1 else ab[0]
     per = "  ".join(f"{m} {pct(statistics.median([r[idx] / r[2] - 1 for r in rows if r[1] == m and r[idx]]))}"
@@ -48,7 +52,11 @@ def summary(name, idx):
     under = sum(1 for e in errs if e < 0)
     print(f"  {name:20} rows {len(errs):2}  median |err| {100 * statistics.median(ab):5.1f}%  p90 {100 * p90:5.1f}%"
           f"  under-predicted {under:2}  by method: {per}")
-summary("sparkops (central)", 4)
-summary("sparkops (high end)", 5)
-summary("accelerate", 6)
-summary("textbook", 7)
+for half in ("tuned", "held-out", "all"):
+    part = [r for r in rows if half == "all" or r[8] == half]
+    print(f"\nsummary, {half} rows (signed median error by method; median and p90 of |error|; "
+          f"under-predicted = below the measurement)")
+    summary("sparkops (central)", 4, part)
+    summary("sparkops (high end)", 5, part)
+    summary("accelerate", 6, part)
+    summary("textbook", 7, part)

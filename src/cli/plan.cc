@@ -40,8 +40,8 @@ int CmdPlan(Context& ctx, const std::vector<std::string>& args) {
     }
     return kExitOk;
   }
-  if (model.empty()) {
-    ctx.err << "sparkops plan: MODEL is required (or --calibrate RUN_DIR...)\n";
+  if (model.empty() && flags.from.empty()) {
+    ctx.err << "sparkops plan: MODEL is required (or --from FILE, or --calibrate RUN_DIR...)\n";
     return kExitUsage;
   }
   auto plan = PlanFromFlags(ctx, model, flags);

@@ -1,5 +1,6 @@
 #pragma once
 /// The plan flags shared by `plan` and `oom` (CLI11 side), and the plan renderers.
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -23,6 +24,12 @@ struct PlanFlags {
   std::string python;                      ///< --python EXE (to find the environment, as preflight)
   std::vector<std::string> site_packages;  ///< --site-packages DIR...
   bool compile = false;
+  std::string framework_version;  ///< --framework-version; "" = read from the Python environment
+  std::string kbit_prep = "on", double_quant = "on";
+  std::string modules_to_save;    ///< --modules-to-save embed,head
+  std::string from;               ///< --from FILE: a training config whose settings flags override
+  /// The app's option for each plan flag (filled by AddPlanFlags): whether the user gave it.
+  std::map<std::string, const CLI::Option*> given;
 };
 
 void AddPlanFlags(CLI::App& app, PlanFlags& f);
@@ -31,7 +38,15 @@ Result<memory::PlanOptions> ToPlanOptions(const PlanFlags& f);
 /// QLoRA without --bnb-version: bitsandbytes' version from the Python environment preflight finds
 /// (--site-packages, --python, VIRTUAL_ENV, ...); leaves the options unknown when none is found.
 void ResolveBnbVersion(const Context& ctx, const PlanFlags& f, memory::PlanOptions& o);
-/// Resolves MODEL, reads the budget (MemAvailable under --root), plans. Errors are input errors.
+/// Without --framework-version: the framework's version (transformers, litgpt) from the same
+/// environment; left unknown (the plan widens) when none is found.
+void ResolveFrameworkVersion(const Context& ctx, const PlanFlags& f, memory::PlanOptions& o);
+/// plan --from: sets each setting the file gave whose flag is not on the command line, and MODEL
+/// (when empty) to the first of the file's candidates that resolves. Input error naming the file
+/// and key for an out-of-range value or a model none of whose candidates resolves.
+Result<memory::PlanSource> ApplyTrainConfig(const memory::TrainConfig& c, const std::string& file, PlanFlags& f,
+                                            std::string& model);
+/// Resolves MODEL (after --from), reads the budget (MemAvailable under --root), plans. Errors are input errors.
 Result<memory::Plan> PlanFromFlags(Context& ctx, const std::string& model, const PlanFlags& f);
 
 }  // namespace sparkops

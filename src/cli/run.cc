@@ -83,6 +83,10 @@ int CmdRun(Context& ctx, const std::vector<std::string>& args) {
          "--plan-args", plan_args,
          "this job's `plan` flags (MODEL first): plan.json + peak.json in the run directory, for plan --calibrate")
       ->check(NonEmpty());
+  std::string plan_from;
+  app->add_option("--plan-from", plan_from,
+                  "a training config (as plan --from): its plan is recorded as --plan-args' is (combines with them)")
+      ->check(NonEmpty());
   GuardFlags guard_flags;
   guard_flags.Add(*app, true);
   app->add_option("command", command, "the job, after --")->required();
@@ -99,6 +103,14 @@ int CmdRun(Context& ctx, const std::vector<std::string>& args) {
     Context pctx{o, ctx.fs, ctx.env, out, err};
     return CmdPlan(pctx, args);
   };
+  if (!plan_from.empty()) {
+    // Recorded as plan args ("--from FILE ..."), which are split on spaces when read back.
+    if (plan_from.find_first_of(" \t\n") != std::string::npos) {
+      ctx.err << "sparkops run: --plan-from '" << plan_from << "': a path without spaces, please\n";
+      return kExitUsage;
+    }
+    plan_args = "--from " + plan_from + (plan_args.empty() ? "" : " " + plan_args);
+  }
   std::string plan_json;  // the plan at the pool as it is before the job starts (plan.json)
   if (!plan_args.empty()) {
     auto planned = PlanFromArgs(plan_args, plan);

@@ -8,6 +8,7 @@
 #include "base/strings.h"
 #include "host/distinfo.h"
 #include "memory/activations.h"
+#include "memory/mechanisms.h"
 
 namespace sparkops::memory {
 namespace {
@@ -31,6 +32,7 @@ const std::map<std::string, Method> kMethods = {{"full", Method::kFull},
                                                 {"lora", Method::kLora},
                                                 {"qlora", Method::kQlora}};
 const std::map<std::string, Optimizer> kOptimizers = {{"adamw", Optimizer::kAdamW},
+                                                      {"adamw_fused", Optimizer::kAdamWFused},
                                                       {"adamw8bit", Optimizer::kAdamW8bit},
                                                       {"paged_adamw8bit", Optimizer::kPagedAdamW8bit},
                                                       {"sgd", Optimizer::kSgd},
@@ -92,26 +94,62 @@ BnbInputs BnbInputsFor(std::string_view version) {
 
 Result<std::set<std::string>> ParseTargets(std::string_view s) {
   static const std::set<std::string> kOne = {"q", "k", "v", "o", "gate", "up", "down", "head"};
+  // PEFT target_modules names as the modeling code spells them (fused ones adapt the fused linear).
+  static const std::map<std::string, std::set<std::string>> kModuleNames = {
+      {"c_attn", {"q", "k", "v"}},
+      {"w_pack", {"q", "k", "v"}},
+      {"query_key_value", {"q", "k", "v"}},
+      {"qkv", {"q", "k", "v"}},
+      {"dense", {"o"}},
+      {"c_proj", {"o", "down"}},
+      {"output", {"o"}},  // torchtune's output_proj
+      {"w1", {"gate"}},
+      {"w2", {"down"}},
+      {"w3", {"up"}},  // Mixtral experts
+      {"fc1", {"up"}},
+      {"fc_1", {"gate"}},
+      {"fc_2", {"up"}},
+      {"c_fc", {"up"}},
+      {"fc2", {"down"}},
+      {"dense_h_to_4h", {"gate", "up"}},
+      {"dense_4h_to_h", {"down"}},
+      {"gate_up", {"gate", "up"}},
+      {"lm_head", {"head"}},
+      {"all-linear", {"q", "k", "v", "o", "gate", "up", "down"}}};
   std::set<std::string> out;
   for (auto part : Split(s, ',')) {
     std::string p = ToLower(Trim(part));
+    if (p.size() > 5 && p.ends_with("_proj")) p.resize(p.size() - 5);  // q_proj, gate_proj, ...
     if (p == "attn") out.insert({"q", "k", "v", "o"});
     else if (p == "all") out.insert({"q", "k", "v", "o", "gate", "up", "down"});
+    else if (auto it = kModuleNames.find(p); it != kModuleNames.end()) out.insert(it->second.begin(), it->second.end());
     else if (kOne.count(p)) out.insert(p);
     else
-      return InputError(
-          fmt::format("--lora-targets: unknown target '{}' (use q,k,v,o,gate,up,down,head, attn or all)", p));
+      return InputError(fmt::format(
+          "--lora-targets: unknown target '{}' (use q,k,v,o,gate,up,down,head, attn, all, or PEFT module names)", p));
   }
   if (out.empty()) return InputError("--lora-targets: empty list");
   return out;
 }
 
+Result<std::set<std::string>> ParseModulesToSave(std::string_view s) {
+  std::set<std::string> out;
+  if (Trim(s).empty()) return out;
+  for (auto part : Split(s, ',')) {
+    const std::string p = ToLower(Trim(part));
+    if (p == "embed" || p == "embed_tokens" || p == "wte") out.insert("embed");
+    else if (p == "head" || p == "lm_head") out.insert("head");
+    else return InputError(fmt::format("--modules-to-save: unknown module '{}' (use embed,head)", p));
+  }
+  return out;
+}
+
 double Breakdown::states() const { return weights + adapter + (optimizer_paged ? 0 : optimizer) + master_weights; }
 double Breakdown::backward_peak() const {
-  return states() + activations + retained + logits + dequant + first_gradients;
+  return states() + activations + cast_copies + retained + logits + dequant + first_gradients;
 }
 double Breakdown::step_peak() const { return states() + gradients + optimizer_step; }
-double Breakdown::allocated_peak() const { return std::max(backward_peak(), step_peak()); }
+double Breakdown::allocated_peak() const { return std::max(backward_peak(), step_peak()) + residual_margin; }
 double Breakdown::reserved_peak() const { return allocated_peak() + slack + load_cache; }
 double Breakdown::process_peak() const { return reserved_peak() + (optimizer_paged ? optimizer : 0) + overhead; }
 double Breakdown::load_peak() const {
@@ -141,7 +179,10 @@ Result<Breakdown> Estimate(const LoadedModel& model, const PlanOptions& o, Side 
   const bool full = o.method == Method::kFull;
   const bool qlora = o.method == Method::kQlora;
   const bool litgpt = o.framework == Framework::kLitgpt;
-  const double wbytes = o.precision == Precision::kFp32 ? 4 : 2;  // base weights dtype
+  // Base weights' dtype. Mixed precision keeps a full fine-tune's 16-bit weights beside an fp32
+  // master copy (below); LoRA under autocast (HF Trainer on an fp32 load, LitGPT bf16-mixed)
+  // keeps the frozen weights themselves in fp32.
+  const double wbytes = o.precision == Precision::kFp32 || (!full && o.precision == Precision::kMixed) ? 4 : 2;
   const double abytes = o.precision == Precision::kFp32 || o.adapter_dtype == AdapterDtype::kFp32 ? 4 : 2;
 
   // Weights. LitGPT's GPT has its own lm_head even for a tied checkpoint (its
@@ -150,9 +191,12 @@ Result<Breakdown> Estimate(const LoadedModel& model, const PlanOptions& o, Side 
   const double head = double(m.vocab) * double(m.hidden);
   const double head_copy = litgpt && m.tied ? head : 0;
   const bool head_4bit = litgpt && qlora;
+  // Under transformers, PEFT's prepare_model_for_kbit_training casts what stays 16-bit to fp32.
+  const double nf4 = Nf4BytesPerParam(o.double_quant);
+  const double kept_bytes = qlora && !litgpt && o.kbit_prep ? 4 : wbytes;
   if (!qlora) b.weights = (P + head_copy) * wbytes;
-  else if (!head_4bit) b.weights = block_linear * kNf4BytesPerParam + non_linear * wbytes;
-  else b.weights = (block_linear + head) * kNf4BytesPerParam + (non_linear - double(pc.head)) * wbytes;
+  else if (!head_4bit) b.weights = block_linear * nf4 + non_linear * kept_bytes;
+  else b.weights = (block_linear + head) * nf4 + (non_linear - double(pc.head)) * wbytes;
 
   // LoRA adapter: r * (d_in + d_out) per targeted matrix.
   double adapter_params = 0;
@@ -176,27 +220,38 @@ Result<Breakdown> Estimate(const LoadedModel& model, const PlanOptions& o, Side 
     if (o.targets.count("head")) adapter_params += double(o.rank) * double(m.hidden + m.vocab);
     b.adapter = adapter_params * abytes;
   }
-  const double trainable = full ? P + head_copy : adapter_params;
+  // PEFT modules_to_save: a trainable deep copy of each named module beside the frozen original,
+  // in the module's dtype (ModulesToSaveWrapper), with its gradient and optimizer state.
+  double saved_modules = 0;
+  if (!full) {
+    if (o.modules_to_save.count("embed")) saved_modules += double(m.vocab) * double(m.hidden);
+    if (o.modules_to_save.count("head")) saved_modules += head;
+  }
+  const double saved_bytes = saved_modules * (qlora ? kept_bytes : wbytes);  // one copy, its grad, one state
+  b.weights += saved_bytes;
+  const double trainable = full ? P + head_copy : adapter_params + saved_modules;
   b.trainable = static_cast<uint64_t>(trainable);
 
   // Gradients (same dtype as the trainable tensors). Backward runs from the loss, so the head's
   // (or the tied embedding's) gradient exists while nearly all activations still do; the rest
   // appear as activations are freed. Adapter gradients are small: all counted in both phases.
   const double gbytes = full ? wbytes : abytes;
-  b.gradients = trainable * gbytes;
+  b.gradients = full ? trainable * gbytes : adapter_params * gbytes + saved_bytes;
   b.first_gradients = full ? double(m.vocab) * double(m.hidden) * gbytes : b.gradients;
 
   // Optimizer states: AdamW's m and v take the trainable tensors' dtype (torch creates them with
   // zeros_like), so pure bf16 keeps bf16 states and fp32 adapters fp32 ones; mixed precision keeps
   // fp32 states beside the fp32 master copy.
   const double sbytes = full ? (o.precision == Precision::kBf16 ? 2 : 4) : abytes;
+  // Bytes of one state-sized list (modules_to_save states take their module's dtype).
+  const double state_list = full ? trainable * sbytes : adapter_params * sbytes + saved_bytes;
   switch (o.optimizer) {
     case Optimizer::kAdamW:
-      b.optimizer = trainable * 2 * sbytes;
-      // torch's foreach AdamW (its default unless fused=True) computes sqrt(v) for all parameters
-      // at once: one state-sized copy. torchtune's measured rows stay below it (fused), so only
-      // the high side counts it.
-      if (side == Side::kHigh) b.optimizer_step = trainable * sbytes;
+    case Optimizer::kAdamWFused:
+      b.optimizer = 2 * state_list;
+      // foreach AdamW (torch's default on CUDA) makes sqrt(v) for all parameters at once, and
+      // older torch a second list for + eps (mechanisms.h); fused makes none.
+      b.optimizer_step = AdamwStepLists(o.optimizer, side) * state_list;
       break;
     case Optimizer::kAdamW8bit:
     case Optimizer::kPagedAdamW8bit: b.optimizer = trainable * (2 + 2 * 4.0 / 256); break;
@@ -217,6 +272,14 @@ Result<Breakdown> Estimate(const LoadedModel& model, const PlanOptions& o, Side 
   }
   b.optimizer_paged = o.optimizer == Optimizer::kPagedAdamW8bit;
   if (full && o.precision == Precision::kMixed) b.master_weights = P * 4;
+  // Autocast casts each fp32 frozen weight to bf16 per call and the matmul saves that copy for
+  // its backward (autocast's cache keeps only leaves that require grad): with checkpointing one
+  // layer's linears at a time, without it every layer's. QLoRA's 4-bit linears dequantise instead.
+  if (!full && !qlora && o.precision == Precision::kMixed) {
+    double layer = 0;
+    for (const auto& l : linears) layer += double(l.params());
+    b.cast_copies = layer * 2 * (o.grad_ckpt ? 1.0 : double(m.layers));
+  }
 
   // Activations, with the unknowns resolved to this side.
   b.bnb_keeps_inputs =
@@ -233,7 +296,10 @@ Result<Breakdown> Estimate(const LoadedModel& model, const PlanOptions& o, Side 
   // last step's outputs (LitGPT's `logits`) holds that graph; the high side adds those bf16 logits.
   // LitGPT's loop holds last step's fp32 logits; they are counted in its loss term below.
   b.retained = act.bnb_ctx + (side == Side::kHigh && !litgpt ? 2 * logit_elems : 0);
-  b.logits = logit_elems * (o.loss == Loss::kStandard ? kStandardLossBytesPerLogit : (2 + 8.0 / 8));
+  b.loss_bytes_per_logit = o.loss == Loss::kStandard
+                               ? TransformersLossBytesPerLogit(TransformersLossEra(o.framework_version), side)
+                               : 2 + 8.0 / 8;
+  b.logits = logit_elems * b.loss_bytes_per_logit;
 
   // QLoRA dequantisation: one linear's weight at a time, in the quantisation state's dtype, then
   // `.to(A.dtype)` (bitsandbytes MatMul4Bit). The state is fp16 when the weight was cast to fp16
@@ -246,12 +312,14 @@ Result<Breakdown> Estimate(const LoadedModel& model, const PlanOptions& o, Side 
     fp16_state = known ? CompareVersions(PublicVersion(o.bnb_version), "0.43.0") < 0 : side == Side::kHigh;
   }
   b.fp16_quant_state = qlora && fp16_state;
-  const double deq_bytes = fp16_state ? 2 + wbytes : wbytes;
+  const double cbytes = o.precision == Precision::kFp32 ? 4 : 2;  // compute dtype (autocast: bf16)
+  const double deq_bytes = fp16_state ? 2 + cbytes : cbytes;
   double largest = 0, layer_linears = 0;
   for (const auto& l : linears) {
     largest = std::max(largest, double(l.d_in) * double(l.d_out));
     layer_linears += double(l.params());
   }
+  if (litgpt) b.loss_bytes_per_logit = 0;
   if (litgpt) b.logits = LitgptLossBytes(o, logit_elems, head_4bit ? head * deq_bytes : 0, b.retained);
   if (qlora) {
     b.dequant = largest * deq_bytes;
@@ -262,6 +330,7 @@ Result<Breakdown> Estimate(const LoadedModel& model, const PlanOptions& o, Side 
   // Fragmentation of the per-step allocations (activations, logits, dequant buffers).
   b.slack = kAllocatorSlack * (b.activations + b.logits + b.dequant);
   b.overhead = kCudaContextBytes;
+  if (side == Side::kHigh) b.residual_margin = kResidualMargin * std::max(b.backward_peak(), b.step_peak());
 
   // Load: checkpoint bytes on disk and the window mapped at once.
   if (model.safetensors) {

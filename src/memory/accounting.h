@@ -12,7 +12,9 @@
 namespace sparkops::memory {
 
 enum class Method { kFull, kLora, kQlora };
-enum class Optimizer { kAdamW, kAdamW8bit, kPagedAdamW8bit, kSgd, kAdafactor };
+/// kAdamW: torch.optim.AdamW as built by default on CUDA (foreach: HF Trainer's `adamw_torch`,
+/// LitGPT); kAdamWFused: `fused=True` (torchtune's recipes, HF `adamw_torch_fused`).
+enum class Optimizer { kAdamW, kAdamWFused, kAdamW8bit, kPagedAdamW8bit, kSgd, kAdafactor };
 enum class Precision { kBf16, kMixed, kFp32 };
 enum class Attention { kSdpa, kFlash, kEager };
 enum class Loss { kStandard, kChunked };
@@ -55,6 +57,13 @@ struct PlanOptions {
   std::string bnb_version_source;  ///< "--bnb-version", "dist-info in DIR", or "" (unknown)
   bool compile = false;            ///< torch.compile: AOTAutograd may recompute pointwise outputs
   Framework framework = Framework::kTransformers;
+  std::string framework_version;         ///< "4.45.2" as given or read; "" = unknown (widens the loss term)
+  std::string framework_version_source;  ///< "--framework-version", "dist-info in DIR", or ""
+  /// QLoRA under transformers: PEFT's prepare_model_for_kbit_training casts every non-4-bit
+  /// fp16/bf16 parameter (embeddings, lm_head, norms) to fp32. TRL and axolotl call it.
+  bool kbit_prep = true;
+  bool double_quant = true;                ///< bnb_4bit_use_double_quant (4.127 vs 4.5 bits/param)
+  std::set<std::string> modules_to_save;   ///< PEFT modules_to_save: "embed", "head" (trainable copies)
 };
 
 /// kKept before 0.43.2, kFreed from it on; kUnknown for "" or an unparsable version.
@@ -76,6 +85,8 @@ Result<Attention> ParseAttention(std::string_view s);
 Result<Loss> ParseLoss(std::string_view s);
 /// "q,v", "attn" (q,k,v,o), "all" (every block linear), plus "head"; error names the bad item.
 Result<std::set<std::string>> ParseTargets(std::string_view s);
+/// "embed,head" (also PEFT's module names embed_tokens, lm_head); "" is none. Error names the item.
+Result<std::set<std::string>> ParseModulesToSave(std::string_view s);
 
 /// Every component in bytes (absent components are 0 because they do not exist for the method,
 /// not because they are unknown). Three counters, each what one tool would show:
@@ -90,23 +101,28 @@ struct Breakdown {
   double first_gradients = 0;     ///< gradients alive while the activations still are (head/embedding)
   double optimizer = 0;           ///< optimizer states
   bool optimizer_paged = false;   ///< bnb paged: invisible to torch's allocated counters
-  double optimizer_step = 0;      ///< step transient: foreach AdamW's sqrt(v) copy
-  double master_weights = 0;      ///< fp32 master copy (mixed precision, full fine-tune)
-  double activations = 0;         ///< saved for backward (Korthikanti et al., adapted)
-  double bnb_inputs = 0;          ///< of which: inputs kept by bnb < 0.43.2's 4-bit matmuls
-  double retained = 0;            ///< the previous step's tensors still alive in this forward (see docs)
-  double logits = 0;              ///< logits + fp32 log-softmax + gradients (or chunked)
-  double dequant = 0;             ///< QLoRA: one dequantised weight at a time (+ its bf16 copy, fp16 state)
-  double slack = 0;               ///< caching-allocator fragmentation (reserved - allocated)
-  double load_cache = 0;          ///< QLoRA: 16-bit blocks 4-bit loading leaves reserved
-  double overhead = 0;            ///< CUDA context (process counter only)
-  double checkpoint_bytes = 0;    ///< weights on disk (safetensors sizes, else 16-bit)
-  double mmap_window = 0;         ///< bytes mapped at once while loading (one shard)
+  double optimizer_step = 0;      ///< step transient: foreach AdamW's sqrt(v) (+ denom) lists
+  double cast_copies = 0;  ///< LoRA under mixed precision: bf16 copies of fp32 frozen weights saved for backward
+  double loss_bytes_per_logit = 0;  ///< the loss term's bytes per b*s*V logit (transformers; 0 for LitGPT's own)
+  /// High end only: kResidualMargin of the larger phase, the planner's own error where every input
+  /// is known (the largest under-prediction on the tuned validation half; docs/memory-model.md).
+  double residual_margin = 0;
+  double master_weights = 0;  ///< fp32 master copy (mixed precision, full fine-tune)
+  double activations = 0;  ///< saved for backward (Korthikanti et al., adapted)
+  double bnb_inputs = 0;  ///< of which: inputs kept by bnb < 0.43.2's 4-bit matmuls
+  double retained = 0;  ///< the previous step's tensors still alive in this forward (see docs)
+  double logits = 0;  ///< logits + fp32 log-softmax + gradients (or chunked)
+  double dequant = 0;  ///< QLoRA: one dequantised weight at a time (+ its bf16 copy, fp16 state)
+  double slack = 0;  ///< caching-allocator fragmentation (reserved - allocated)
+  double load_cache = 0;  ///< QLoRA: 16-bit blocks 4-bit loading leaves reserved
+  double overhead = 0;  ///< CUDA context (process counter only)
+  double checkpoint_bytes = 0;  ///< weights on disk (safetensors sizes, else 16-bit)
+  double mmap_window = 0;  ///< bytes mapped at once while loading (one shard)
   bool bnb_keeps_inputs = false;  ///< the bnb behaviour this breakdown assumed (QLoRA)
-  bool recomputed = false;        ///< --compile: pointwise outputs recomputed (not on the high side)
+  bool recomputed = false;  ///< --compile: pointwise outputs recomputed (not on the high side)
   bool fp16_quant_state = false;  ///< QLoRA: 4-bit state in fp16, so dequantising also makes a bf16 copy
 
-  double states() const;          ///< weights + adapter + visible optimizer + master
+  double states() const;  ///< weights + adapter + visible optimizer + master
   double backward_peak() const;  ///< phase 1, start of backward: states + activations + logits + dequant + first grads
   double step_peak() const;  ///< phase 2, optimizer step: states + all gradients + step transient
   double allocated_peak() const;  ///< max of the two phases: torch.cuda.max_memory_allocated
@@ -126,6 +142,9 @@ inline constexpr double kCudaContextBytes = 650.0 * 1024 * 1024;  ///< gpu_poor'
 inline constexpr double kDefaultShardBytes = 5e9;  ///< transformers save_pretrained max_shard_size "5GB"
 inline constexpr double kAllocatorSlack = 0.08;  ///< reserved - allocated, share of per-step allocations (docs)
 inline constexpr double kStandardLossBytesPerLogit = 12;  ///< bf16 logits + fp32 log-softmax + fp32 and bf16 grads
+/// The largest central under-prediction on the tuned half of tests/data/memory-validation.csv
+/// (TT-19, -7.5 %), rounded up: what the high end adds for what no input explains.
+inline constexpr double kResidualMargin = 0.08;
 inline constexpr double kLitgptHeadChunk = 128;  ///< litgpt/finetune/lora.py: model(..., lm_head_chunk_size=128)
 
 }  // namespace sparkops::memory

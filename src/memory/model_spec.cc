@@ -41,17 +41,25 @@ Result<uint64_t> Required(const json& j, std::initializer_list<const char*> keys
 }
 
 bool DefaultTied(const std::string& t) {
-  // transformers' per-class default for tie_word_embeddings.
-  return OneOf(t, {"gemma", "gemma2", "gemma3", "gemma3_text", "opt", "bloom"});
+  // transformers' per-class default for tie_word_embeddings (PretrainedConfig's True for gpt_bigcode).
+  return OneOf(t, {"gemma", "gemma2", "gemma3", "gemma3_text", "opt", "bloom", "gpt_bigcode"});
 }
 
 }  // namespace
 
-bool ModelSpec::gated_mlp() const { return !OneOf(model_type, {"gpt_neox", "falcon", "opt", "bloom"}); }
-bool ModelSpec::fused_qkv() const { return OneOf(model_type, {"phi3", "falcon", "bloom", "gpt_neox"}); }
-bool ModelSpec::fused_gate_up() const { return model_type == "phi3"; }
+// Architecture traits by model_type, as each model's modeling code stores its weights: qwen (v1)
+// c_attn, gpt_bigcode c_attn (multi-query), baichuan W_pack and chatglm query_key_value are one
+// fused q|k|v linear; chatglm's dense_h_to_4h is a fused gate|up; gpt_bigcode and phi have a plain
+// fc1/fc2 MLP; phi and falcon run attention and MLP in parallel off one LayerNorm.
+bool ModelSpec::gated_mlp() const {
+  return !OneOf(model_type, {"gpt_neox", "falcon", "opt", "bloom", "gpt_bigcode", "phi"});
+}
+bool ModelSpec::fused_qkv() const {
+  return OneOf(model_type, {"phi3", "falcon", "bloom", "gpt_neox", "qwen", "gpt_bigcode", "baichuan", "chatglm"});
+}
+bool ModelSpec::fused_gate_up() const { return OneOf(model_type, {"phi3", "chatglm"}); }
 int ModelSpec::norms_per_layer() const {
-  if (model_type == "falcon") return 1;  // falcon-7b: one LayerNorm feeding parallel attention + MLP
+  if (OneOf(model_type, {"falcon", "phi"})) return 1;  // one LayerNorm feeding parallel attention + MLP
   return OneOf(model_type, {"gemma2", "gemma3", "gemma3_text"}) ? 4 : 2;
 }
 
@@ -84,6 +92,7 @@ ParamCounts CountParams(const ModelSpec& s) {
   ParamCounts c;
   c.embedding = s.vocab * s.hidden;
   if (s.model_type == "opt" && s.max_positions) c.embedding += (*s.max_positions + 2) * s.hidden;
+  if (s.model_type == "gpt_bigcode" && s.max_positions) c.embedding += *s.max_positions * s.hidden;  // wpe
   c.head = s.tied ? 0 : s.vocab * s.hidden;
   uint64_t per_layer = 0, per_layer_active = 0;
   for (const auto& l : s.BlockLinears()) {
@@ -92,22 +101,26 @@ ParamCounts CountParams(const ModelSpec& s) {
   }
   c.block_linear = per_layer * s.layers;
   c.active_block_linear = per_layer_active * s.layers;
-  const bool ln_bias = OneOf(s.model_type, {"gpt_neox", "falcon", "opt", "bloom"});
+  const bool ln_bias = OneOf(s.model_type, {"gpt_neox", "falcon", "opt", "bloom", "gpt_bigcode", "phi"});
   uint64_t other = static_cast<uint64_t>(s.norms_per_layer()) * s.hidden * (ln_bias ? 2 : 1);
   if (OneOf(s.model_type, {"qwen3", "qwen3_moe", "gemma3", "gemma3_text"})) other += 2 * s.head_dim;  // q_norm, k_norm
-  if (s.model_type == "qwen2") other += (s.heads + 2 * s.kv_heads) * s.head_dim;  // q/k/v biases
+  if (OneOf(s.model_type, {"qwen2", "qwen", "chatglm"}))
+    other += (s.heads + 2 * s.kv_heads) * s.head_dim;  // q/k/v biases
   if (s.is_moe()) other += s.hidden * s.experts;  // router
-  if (OneOf(s.model_type, {"bloom", "opt", "gpt_neox"}))  // biases of every linear
+  if (OneOf(s.model_type, {"bloom", "opt", "gpt_neox", "gpt_bigcode", "phi"}))  // biases of every linear
     other += (s.heads + 2 * s.kv_heads) * s.head_dim + 2 * s.hidden + s.intermediate;
   c.other = other * s.layers + s.hidden * (ln_bias ? 2 : 1);  // + final norm
   if (s.model_type == "bloom") c.other += 2 * s.hidden;  // embedding LayerNorm
+  if (s.model_type == "phi") c.other += s.vocab;  // lm_head bias
   return c;
 }
 
 const std::vector<std::string>& SupportedModelTypes() {
-  static const std::vector<std::string> kTypes = {"llama",    "mistral", "mixtral", "qwen2",       "qwen3", "qwen3_moe",
-                                                  "gemma",    "gemma2",  "gemma3",  "gemma3_text", "phi3",  "gpt_oss",
-                                                  "gpt_neox", "falcon",  "opt",     "bloom"};
+  static const std::vector<std::string> kTypes = {"llama",     "mistral", "mixtral",     "qwen2",  "qwen3",
+                                                  "qwen3_moe", "gemma",   "gemma2",      "gemma3", "gemma3_text",
+                                                  "phi3",      "gpt_oss", "gpt_neox",    "falcon", "opt",
+                                                  "bloom",     "qwen",    "gpt_bigcode", "phi",    "chatglm",
+                                                  "baichuan",  "granite"};
   return kTypes;
 }
 
@@ -132,11 +145,11 @@ Result<ModelSpec> ParseConfigJson(std::string_view text, const std::string& file
     j = &*tc;
   }
   auto get = [&](std::initializer_list<const char*> keys) { return Required(*j, keys, file); };
-  auto hidden = get({"hidden_size", "n_embed", "d_model"});
+  auto hidden = get({"hidden_size", "n_embed", "n_embd", "d_model"});
   if (!hidden) return std::unexpected(hidden.error());
   s.hidden = *hidden;
   // Gemma 3 text_config may omit vocab_size (class default 262208).
-  auto vocab = Field(*j, {"vocab_size"}, file);
+  auto vocab = Field(*j, {"vocab_size", "padded_vocab_size"}, file);
   if (!vocab) return std::unexpected(vocab.error());
   if (*vocab) s.vocab = **vocab;
   else if (s.model_type == "gemma3") s.vocab = 262208;
@@ -152,16 +165,26 @@ Result<ModelSpec> ParseConfigJson(std::string_view text, const std::string& file
   auto mqi = j->find("multi_query");
   const bool mq = mqi != j->end() && mqi->is_boolean() && mqi->get<bool>();
   s.kv_heads = *kv ? **kv : (mq ? 1 : s.heads);
-  auto hd = Field(*j, {"head_dim"}, file);
+  // chatglm: multi_query_attention with multi_query_group_num key/value groups.
+  if (auto g = j->find("multi_query_attention"); g != j->end() && g->is_boolean() && g->get<bool>()) {
+    auto groups = Required(*j, {"multi_query_group_num"}, file);
+    if (!groups) return std::unexpected(groups.error());
+    s.kv_heads = *groups;
+  }
+  if (s.kv_heads > s.heads)
+    return InputError(fmt::format("{}: {} key/value heads exceed the {} attention heads", file, s.kv_heads, s.heads));
+  auto hd = Field(*j, {"head_dim", "kv_channels"}, file);
   if (!hd) return std::unexpected(hd.error());
   s.head_dim = *hd ? **hd : s.hidden / s.heads;
   if (s.head_dim == 0) return InputError(fmt::format("{}: hidden_size smaller than num_attention_heads", file));
   auto inter = Field(*j, {"intermediate_size", "ffn_dim", "ffn_hidden_size", "n_inner"}, file);
   if (!inter) return std::unexpected(inter.error());
   if (*inter) s.intermediate = **inter;
-  else if (OneOf(s.model_type, {"falcon", "bloom", "gpt_neox"})) s.intermediate = 4 * s.hidden;
+  else if (OneOf(s.model_type, {"falcon", "bloom", "gpt_neox", "gpt_bigcode"})) s.intermediate = 4 * s.hidden;
   else return InputError(fmt::format("{}: missing field 'intermediate_size'", file));
-  auto maxpos = Field(*j, {"max_position_embeddings", "n_positions"}, file);
+  // Qwen (v1)'s intermediate_size is w1 + w2 together (QWenMLP: intermediate_size // 2 each).
+  if (s.model_type == "qwen") s.intermediate = std::max<uint64_t>(1, s.intermediate / 2);
+  auto maxpos = Field(*j, {"max_position_embeddings", "n_positions", "seq_length"}, file);
   if (!maxpos) return std::unexpected(maxpos.error());
   s.max_positions = *maxpos;
   s.tied = DefaultTied(s.model_type);

@@ -6,6 +6,7 @@
 
 #include "host/meminfo.h"
 #include "memory/accounting.h"
+#include "memory/train_config.h"
 
 namespace sparkops::memory {
 
@@ -47,6 +48,7 @@ struct Plan {
   bool max_seq_is_model_limit = false;///< max_seq hit max_position_embeddings (or the search cap)
   std::optional<uint64_t> max_batch;  ///< largest batch (at the given seq) that is not no-fit
   Anchor anchor;
+  std::optional<PlanSource> source;  ///< plan --from: what came from the user's training config
 };
 
 /// Runs the accounting (central, low, high), the verdict on the high end, the fit search and the anchor.

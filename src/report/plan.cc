@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "base/json_text.h"
+#include "memory/mechanisms.h"
 
 namespace sparkops {
 
@@ -32,8 +33,21 @@ std::string OptionsLine(const PlanOptions& o) {
   if (o.method == Method::kQlora)
     s += o.bnb_version.empty() ? ", bitsandbytes version unknown"
                                : fmt::format(", bitsandbytes {} ({})", o.bnb_version, o.bnb_version_source);
-  return s + fmt::format(", attention {}, loss {}{}, framework {}", ToString(o.attention), ToString(o.loss),
-                         o.compile ? ", torch.compile" : "", ToString(o.framework));
+  if (o.method == Method::kQlora && !o.double_quant) s += ", no double quantisation";
+  if (o.method == Method::kQlora && o.framework == Framework::kTransformers)
+    s += o.kbit_prep ? ", kbit-prep (fp32 non-4-bit)" : ", no kbit-prep";
+  if (!o.modules_to_save.empty()) s += fmt::format(", modules_to_save {}", fmt::join(o.modules_to_save, ","));
+  const std::string version = o.framework_version.empty()
+                                  ? " (version unknown)"
+                                  : fmt::format(" {} ({})", o.framework_version, o.framework_version_source);
+  return s + fmt::format(", attention {}, loss {}{}, framework {}{}", ToString(o.attention), ToString(o.loss),
+                         o.compile ? ", torch.compile" : "", ToString(o.framework), version);
+}
+
+std::string LossNote(const PlanOptions& o, const Breakdown& b) {
+  const auto era = TransformersLossEra(o.framework_version);
+  return fmt::format("{:g} B/logit, transformers {}", b.loss_bytes_per_logit,
+                     era ? ToString(*era) : "version unknown: the current release");
 }
 
 std::string Count(double n) {
@@ -47,30 +61,38 @@ std::string Count(double n) {
 nlohmann::json PlanJson(const Plan& p) {
   const Breakdown& b = p.breakdown;
   nlohmann::json j;
+  j["schema"] = kPlanJsonSchema;
   j["model"] = p.model.spec.name;
   j["model_type"] = p.model.spec.model_type;
   j["params"] = b.params;
   j["params_source"] = p.model.params_source;
   j["trainable_params"] = b.trainable;
-  j["options"] = {{"method", ToString(p.options.method)},
-                  {"seq", p.options.seq},
-                  {"batch", p.options.batch},
-                  {"grad_ckpt", p.options.grad_ckpt},
-                  {"optimizer", ToString(p.options.optimizer)},
-                  {"precision", ToString(p.options.precision)},
-                  {"lora_rank", p.options.rank},
-                  {"lora_targets", p.options.targets},
-                  {"lora_dropout", p.options.lora_dropout},
-                  {"attention", ToString(p.options.attention)},
-                  {"loss", ToString(p.options.loss)},
-                  {"adapter_dtype", ToString(p.options.adapter_dtype)},
-                  {"bnb_version",
-                   p.options.bnb_version.empty() ? nlohmann::json() : nlohmann::json(p.options.bnb_version)},
-                  {"bnb_version_source", p.options.bnb_version_source.empty()
-                                             ? nlohmann::json()
-                                             : nlohmann::json(p.options.bnb_version_source)},
-                  {"compile", p.options.compile},
-                  {"framework", ToString(p.options.framework)}};
+  j["options"] = {
+      {"method", ToString(p.options.method)},
+      {"seq", p.options.seq},
+      {"batch", p.options.batch},
+      {"grad_ckpt", p.options.grad_ckpt},
+      {"optimizer", ToString(p.options.optimizer)},
+      {"precision", ToString(p.options.precision)},
+      {"lora_rank", p.options.rank},
+      {"lora_targets", p.options.targets},
+      {"lora_dropout", p.options.lora_dropout},
+      {"attention", ToString(p.options.attention)},
+      {"loss", ToString(p.options.loss)},
+      {"adapter_dtype", ToString(p.options.adapter_dtype)},
+      {"bnb_version", p.options.bnb_version.empty() ? nlohmann::json() : nlohmann::json(p.options.bnb_version)},
+      {"bnb_version_source",
+       p.options.bnb_version_source.empty() ? nlohmann::json() : nlohmann::json(p.options.bnb_version_source)},
+      {"compile", p.options.compile},
+      {"framework", ToString(p.options.framework)},
+      {"framework_version",
+       p.options.framework_version.empty() ? nlohmann::json() : nlohmann::json(p.options.framework_version)},
+      {"framework_version_source", p.options.framework_version_source.empty()
+                                       ? nlohmann::json()
+                                       : nlohmann::json(p.options.framework_version_source)},
+      {"kbit_prep", p.options.kbit_prep},
+      {"double_quant", p.options.double_quant},
+      {"modules_to_save", p.options.modules_to_save}};
   j["components"] = {{"weights_gib", Round3(G(b.weights))},
                      {"adapter_gib", Round3(G(b.adapter))},
                      {"gradients_gib", Round3(G(b.gradients))},
@@ -85,7 +107,9 @@ nlohmann::json PlanJson(const Plan& p) {
                      {"first_gradients_gib", Round3(G(b.first_gradients))},
                      {"optimizer_step_gib", Round3(G(b.optimizer_step))},
                      {"slack_gib", Round3(G(b.slack))},
-                     {"load_cache_gib", Round3(G(b.load_cache))}};
+                     {"load_cache_gib", Round3(G(b.load_cache))},
+                     {"cast_copies_gib", Round3(G(b.cast_copies))}};
+  j["loss_bytes_per_logit"] = b.loss_bytes_per_logit > 0 ? nlohmann::json(b.loss_bytes_per_logit) : nlohmann::json();
   j["optimizer_paged"] = b.optimizer_paged;
   j["backward_phase_gib"] = Round3(G(b.backward_peak()));
   j["step_phase_gib"] = Round3(G(b.step_peak()));
@@ -109,6 +133,20 @@ nlohmann::json PlanJson(const Plan& p) {
   j["verdict"] = ToString(p.verdict);
   j["max_seq_that_fits"] = OrNull(p.max_seq);
   j["max_batch_that_fits"] = OrNull(p.max_batch);
+  if (p.source) {
+    const PlanSource& src = *p.source;
+    nlohmann::json taken = nlohmann::json::array();
+    for (size_t i = 0; i < src.config.taken.size(); ++i) {
+      const auto& t = src.config.taken[i];
+      taken.push_back({{"flag", t.flag}, {"value", t.value}, {"key", t.key}, {"overridden", src.overridden.at(i)}});
+    }
+    j["from"] = {{"file", src.file},
+                 {"format", src.config.format},
+                 {"model", src.model.empty() ? nlohmann::json() : nlohmann::json(src.model)},
+                 {"model_key", src.config.model_key.empty() ? nlohmann::json() : nlohmann::json(src.config.model_key)},
+                 {"taken", taken},
+                 {"assumed", src.config.assumed}};
+  }
   j["anchor"] = {{"name", p.anchor.name},
                  {"gib", Round3(G(p.anchor.bytes))},
                  {"source", p.anchor.source},
@@ -120,6 +158,21 @@ nlohmann::json PlanJson(const Plan& p) {
 void PrintPlan(std::ostream& out, const Plan& p) {
   const Breakdown& b = p.breakdown;
   const auto& o = p.options;
+  if (p.source) {
+    const PlanSource& src = *p.source;
+    out << fmt::format("from {} ({})", src.file, src.config.format);
+    if (!src.model.empty()) out << fmt::format(": model {} ({})", src.model, src.config.model_key);
+    out << "\n";
+    std::vector<std::string> took, over;
+    for (size_t i = 0; i < src.config.taken.size(); ++i) {
+      const auto& t = src.config.taken[i];
+      const std::string s = fmt::format("{}{}{} ({})", t.flag, t.value.empty() ? "" : " ", t.value, t.key);
+      (src.overridden.at(i) ? over : took).push_back(s);
+    }
+    if (!took.empty()) out << fmt::format("  took     {}\n", fmt::join(took, ", "));
+    if (!over.empty()) out << fmt::format("  overridden by flags: {}\n", fmt::join(over, ", "));
+    for (const auto& a : src.config.assumed) out << "  assumed  " << a << "\n";
+  }
   out << fmt::format("plan {} ({})\n  {}\n", p.model.spec.name, p.model.spec.model_type, OptionsLine(o));
   out << fmt::format("params        {} (source: {}); trainable {}\n", Count(double(b.params)), p.model.params_source,
                      Count(double(b.trainable)));
@@ -132,7 +185,9 @@ void PrintPlan(std::ostream& out, const Plan& p) {
   row("weights", b.weights,
       (o.method == Method::kQlora
            ? (litgpt ? "NF4 block linears and lm_head at 4.127 bits/param; embeddings, norms 16-bit"
-                     : "NF4 block linears at 4.127 bits/param; embeddings, head, norms 16-bit")
+                     : fmt::format("NF4 block linears at {} bits/param; embeddings, head, norms {}",
+                                   o.double_quant ? "4.127" : "4.5",
+                                   o.kbit_prep ? "fp32 (prepare_model_for_kbit_training)" : "16-bit"))
            : (o.method == Method::kFull ? "trained" : "frozen base")) +
           head_note);
   row("LoRA adapter", b.adapter, "r*(d_in+d_out) per targeted matrix");
@@ -145,7 +200,7 @@ void PrintPlan(std::ostream& out, const Plan& p) {
       litgpt                      ? (o.method == Method::kFull
                                          ? "LitGPT full.py: fp32 logits (Fabric), their slice copy, log-softmax: 12 B/logit"
                                          : "LitGPT: 128-token head chunks cast to fp32 by Fabric + chunked CE, largest moment")
-      : o.loss == Loss::kStandard ? "12 B/logit: bf16 logits, fp32 log-softmax, fp32 + bf16 gradients"
+      : o.loss == Loss::kStandard ? LossNote(o, b)
                                   : "chunked CE");
   row("QLoRA dequant transient", b.dequant,
       b.fp16_quant_state ? "largest linear dequantised to fp16 + its bf16 copy, one at a time"
@@ -153,7 +208,10 @@ void PrintPlan(std::ostream& out, const Plan& p) {
   row("  of which bnb-kept inputs", b.bnb_inputs,
       "bitsandbytes < 0.43.2: every 4-bit matmul keeps its input (PR #1270)");
   row("previous step's tensors", b.retained, "bnb ctx inputs live with the graph a loop keeps into the next step");
-  row("optimizer step transient", b.optimizer_step, "foreach AdamW's sqrt(v) copy");
+  row("optimizer step transient", b.optimizer_step, "foreach AdamW's sqrt(v) list");
+  row("bf16 weight copies", b.cast_copies,
+      o.grad_ckpt ? "autocast's copy of one layer's fp32 frozen linears, saved for backward"
+                  : "autocast's copies of every layer's fp32 frozen linears, saved for backward");
   row("allocator slack", b.slack, "caching allocator, 8% of per-step allocations (reserved counter)");
   row("4-bit load cache", b.load_cache, "16-bit blocks left reserved by 4-bit loading (reserved counter)");
   row("CUDA context", b.overhead, "gpu_poor's 650 MB figure (process counter only)");

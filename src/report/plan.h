@@ -12,7 +12,11 @@
 
 namespace sparkops {
 
-/// Keys: model, options, params, components (GiB), the three peaks with their ranges, load peak,
+/// The version of PlanJson's shape: bumped when a key is renamed or removed or changes meaning
+/// (history in docs/memory-model.md, "plan --json schema"). Absent before 3.
+inline constexpr int kPlanJsonSchema = 3;
+
+/// Keys: schema, model, options, params, components (GiB), the three peaks with their ranges, load peak,
 /// budget, verdict, largest seq/batch that fit, anchor.
 nlohmann::json PlanJson(const memory::Plan& p);
 /// The plan for a person: options line, components, phases, peaks, widening notes, budget, verdict.

@@ -166,8 +166,9 @@ TEST(Oom, QloraLoadOomPointsToBf16LoraWhenItFits) {
                             "Traceback (most recent call last):\n  File \"x.py\", in from_pretrained\n"
                             "  File \"bitsandbytes/functional.py\", in quantize_4bit\n" +
                                 std::string(kTorchOom) + "\n");
-  auto r = RunInProcess(
-      {"--json", "oom", "llama-3.2-3b", "--method", "qlora", "--log", log, "--root", Fixture("memory/lowcache")});
+  auto r = RunInProcess({"--json", "oom", "llama-3.2-3b", "--method", "qlora", "--log", log, "--root",
+                         Fixture("memory/lowcache"), "--framework-version", "4.57.1", "--kbit-prep",
+                         "off"});  // inputs known: the ladder's logic is under test
   ASSERT_EQ(r.rc, 0) << r.err;
   auto j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j["next_step"], 3);
@@ -177,8 +178,8 @@ TEST(Oom, QloraLoadOomPointsToBf16LoraWhenItFits) {
 }
 
 TEST(Oom, StepOomThatDoesNotFitShrinksPackFirst) {
-  auto r = RunInProcess(
-      {"--json", "oom", "llama-3.1-8b", "--method", "full", "--seq", "2048", "--root", Fixture("memory/lowcache")});
+  auto r = RunInProcess({"--json", "oom", "llama-3.1-8b", "--method", "full", "--seq", "2048", "--root",
+                         Fixture("memory/lowcache"), "--framework-version", "4.57.1", "--kbit-prep", "off"});
   ASSERT_EQ(r.rc, 0) << r.err;  // oom exits 0 whatever it finds
   auto j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j["plan"]["verdict"], "no-fit");

@@ -55,6 +55,8 @@ memory::Plan FullFineTune8B(bool grad_ckpt, double budget_gib) {
   o.method = memory::Method::kFull;
   o.grad_ckpt = grad_ckpt;
   o.seq = 4096;
+  o.optimizer = memory::Optimizer::kAdamWFused;  // inputs known: the ladder's logic is under test
+  o.framework_version = "4.57.1";
   memory::Budget b;
   b.bytes = budget_gib * kGiB;
   b.source = "--budget-gib";
