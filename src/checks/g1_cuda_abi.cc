@@ -170,7 +170,9 @@ std::string BlameFix(const PackageLink& p, const std::string& torch_cuda, const 
       if (auto major = CudaMajorOfSoname(m))
         if (std::string w = ProvidingWheel(m, *major, torch); !w.empty())
           wheels.push_back(fmt::format("{} (provides {})", w, m));
-    if (!wheels.empty()) return "pip install " + Join(wheels, " ") + ": torch's CUDA runtime wheels are incomplete";
+    if (!wheels.empty())
+      return "pip install " + Join(wheels, " ") +
+             ": torch's CUDA runtime wheels are incomplete (or reinstall torch: " + kFixCu130 + ")";
     return "reinstall torch: " + std::string(kFixCu130);
   }
   std::vector<std::string> majors;

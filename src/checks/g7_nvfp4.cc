@@ -104,8 +104,8 @@ PackageCode ReadPackageCode(const HostFacts& f, const Package& p, std::pair<int,
     }
     std::vector<std::string> seen = oc.native;
     seen.insert(seen.end(), oc.other.begin(), oc.other.end());  // cubins: never PTX, so never JIT
-    evidence.push_back(fmt::format("{} (ELF e_flags): {}{}", oc.label, List(seen),
-                                   bad ? fmt::format("; {} unreadable", bad) : ""));
+    evidence.push_back(
+        fmt::format("{} (ELF e_flags): {}{}", oc.label, List(seen), bad ? fmt::format("; {} unreadable", bad) : ""));
     pc.cubins_only = pc.objects.empty();
     if (oc.runs() || !oc.other.empty()) pc.objects.push_back(std::move(oc));
   }

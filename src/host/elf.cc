@@ -57,7 +57,6 @@ std::optional<CudaArch> CubinArchFromHeader(uint8_t abi_version, uint32_t e_flag
   if (sm == 0) return std::nullopt;
   std::string name = "sm_" + std::to_string(sm);
   if (abi_version >= 8 && (e_flags & 0x8)) name += 'a';
-  else if (abi_version >= 8 && (e_flags & 0x2)) name += 'f';
   return MakeCudaArch(name, false);
 }
 

@@ -69,7 +69,7 @@ TEST(RealWheelsG7, FlashinferCubinsAreReadAndMustJitOn121) {
   auto r = CheckG7(w.facts);
   // Was: PASS "no NVFP4 kernel package with device code installed" (cubins never looked at).
   EXPECT_EQ(r.status, CheckStatus::kWarn) << Joined(r);
-  EXPECT_NE(r.summary.find("no prebuilt cubin in flashinfer-cubin 0.6.13 (only sm_100f sm_100a sm_103a) runs on 12.1"),
+  EXPECT_NE(r.summary.find("no prebuilt cubin in flashinfer-cubin 0.6.13 (only sm_100 sm_100a sm_103a) runs on 12.1"),
             std::string::npos)
       << r.summary;
   EXPECT_NE(r.summary.find("must JIT-compile"), std::string::npos) << r.summary;
@@ -77,13 +77,13 @@ TEST(RealWheelsG7, FlashinferCubinsAreReadAndMustJitOn121) {
   World b(Fixture("gb10"), {d.path()}, {}, WithCc(10, 0));
   auto rb = CheckG7(b.facts);
   EXPECT_EQ(rb.status, CheckStatus::kPass) << Joined(rb);
-  EXPECT_NE(rb.summary.find("flashinfer-cubin 0.6.13 (sm_100f sm_100a)"), std::string::npos) << rb.summary;
+  EXPECT_NE(rb.summary.find("flashinfer-cubin 0.6.13 (sm_100a)"), std::string::npos) << rb.summary;
 }
 
 TEST(RealWheelsElf, CubinSmFromEFlags) {
-  // Values read with readelf -h from flashinfer-cubin 0.6.13 (ELF ABI version 8).
+  // Values read with readelf -h from flashinfer-cubin 0.6.13 (ELF ABI version 8), names *_sm100a/f, *_sm103a.
   EXPECT_EQ(CubinArchFromHeader(8, 0x1000640c)->name, "sm_100a");
-  EXPECT_EQ(CubinArchFromHeader(8, 0x6006402)->name, "sm_100f");
+  EXPECT_EQ(CubinArchFromHeader(8, 0x6006402)->name, "sm_100");  // named *_sm100f: no family bit
   EXPECT_EQ(CubinArchFromHeader(8, 0xf00670c)->name, "sm_103a");
   EXPECT_EQ(CubinArchFromHeader(8, 0x7900)->name, "sm_121");
   EXPECT_EQ(CubinArchFromHeader(7, 0x500550)->name, "sm_80");  // pre-12.8 layout: EF_CUDA_SM in the low byte
