@@ -112,8 +112,10 @@ const std::vector<Explanation>& Explanations() {
        "entry headers of the FP4-relevant extensions (vLLM, flashinfer, sgl_kernel, TensorRT-LLM) without "
        "decompressing anything, and applies CUDA's per-entry rule: a generic sm_XY cubin runs on X.Z with "
        "Z >= Y, sm_XYa only on X.Y, sm_XYf on its family, PTX compute_XY is JIT-compiled on any later GPU. "
-       "Reports per package: native cubins, PTX JIT only (slow first start, CUDA_CACHE_PATH), and "
-       "NVFP4-capable (a/f 10.x/12.x) kernels for this GPU.",
+       "Judges each object, and the package by its kernel objects: code in a bundled communication/runtime "
+       "library (nccl, mscclpp, nvshmem, cudart) does not count for the kernels. Standalone .cubin files "
+       "(flashinfer-cubin) are read from their ELF e_flags. Reports per package: native cubins, PTX JIT "
+       "only (slow first start, CUDA_CACHE_PATH), and NVFP4-capable (a/f 10.x/12.x) kernels for this GPU.",
        "Stay on FP8 unless the kernels you run target sm_121a or sm_120f.",
        {"'NVFP4 is ~32% slower': not found in sources; they report 7-25% slower for MoE in one case and "
         "'slower than INT4' in another."},
@@ -146,8 +148,9 @@ const std::vector<Explanation>& Explanations() {
        "A bare-pip environment breaks after an unrelated pip install; two 'identical' environments differ.",
        "Bare pip lets torch, Triton, xformers and transformers drift apart; nothing pins them to sm_121.",
        "Detects a container (/.dockerenv, /run/.containerenv, /proc/1/cgroup, NGC environment variables); "
-       "in bare pip, compares the installed torch/triton/xformers/transformers versions with the pins the "
-       "others declare.",
+       "compares the installed torch/triton/xformers/transformers versions with the pins the others "
+       "declare, in bare pip and inside a container, with each Requires-Dist marker (platform_machine, "
+       "python_version, ...) evaluated for the judged machine (--machine).",
        "Prefer an NGC PyTorch container (its PIP_CONSTRAINT pins the stack) or Unsloth's container; if bare "
        "pip is unavoidable, follow NVIDIA's install order and use --no-deps for Unsloth.",
        {"cgroup v2 with a private cgroup namespace shows only '0::/' in /proc/1/cgroup, so a container can "

@@ -23,6 +23,8 @@ struct PreflightOptions {
   std::vector<std::string> site_packages;  ///< --site-packages DIR (repeatable)
   std::vector<std::string> configs;        ///< --config FILE (repeatable)
   bool pair = false;                       ///< --pair: G10 reports the Spark-pair link whatever else is found
+  std::string machine = {};  ///< the global --machine: the CPU judged ("aarch64", "x86_64"), "" = this host's
+  std::string gpu = {};  ///< --gpu gb10: the GPU to assume when none is readable (checking an image elsewhere)
 };
 
 class HostFacts {
@@ -61,7 +63,7 @@ class HostFacts {
   const Result<ElfInfo>& elf(const std::string& path) const;
   /// CUDA code in one object, from its .nv_fatbin entry headers (pread, payloads not read); cached.
   const CudaArchList& cuda_arches(const std::string& path) const;
-  /// `uname -m` of the host ("aarch64", "x86_64"); tests set it.
+  /// The CPU judged ("aarch64", "x86_64"): --machine, else `uname -m` of the host; tests set it.
   const std::string& host_machine() const;
   void SetHostMachine(std::string m) { host_machine_ = std::move(m); }
 

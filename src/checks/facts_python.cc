@@ -53,7 +53,7 @@ const CudaArchList& HostFacts::cuda_arches(const std::string& path) const {
 }
 
 const std::string& HostFacts::host_machine() const {
-  if (!host_machine_) host_machine_ = UnameMachine();
+  if (!host_machine_) host_machine_ = opts_.machine.empty() ? UnameMachine() : opts_.machine;
   return *host_machine_;
 }
 

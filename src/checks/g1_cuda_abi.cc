@@ -69,7 +69,7 @@ std::string CountLine(const std::vector<PackageLink>& pkgs) {
                      objects, objects == 1 ? "" : "s", pkgs.size(), pkgs.size() == 1 ? "" : "s", Join(names, ", "));
 }
 
-/// "system CUDA runtimes: libcudart.so.13 in /usr/local/cuda/lib64 (default dir), ..." from the
+/// "system CUDA runtimes: libcudart.so.13 in /usr/local/cuda/lib64 (ld.so.conf.d), ..." from the
 /// runtime sonames present in ld.so's system dirs; "" when none.
 std::string SystemRuntimes(const LdsoEnv& ld) {
   std::vector<std::string> found;
@@ -113,13 +113,80 @@ std::vector<std::string> ForeignObjects(const HostFacts& f, size_t* cross) {
   return out;
 }
 
+/// The NVIDIA wheel that ships a CUDA library, for CUDA `major`: torch's own Requires-Dist line
+/// when it names one ("nvidia-cuda-cupti==13.0.48"), else the naming NVIDIA uses (toolkit
+/// libraries: "nvidia-cuda-cupti" for 13, "nvidia-cuda-cupti-cu12" for 12; cudnn, nccl, nvshmem,
+/// cusparselt carry -cuN on both). "" for a library no wheel is known to ship.
+std::string ProvidingWheel(const std::string& soname, int major, const Package* torch) {
+  static const std::pair<const char*, const char*> kWheels[] = {{"libcudart.so", "nvidia-cuda-runtime"},
+                                                                {"libcupti.so", "nvidia-cuda-cupti"},
+                                                                {"libnvrtc.so", "nvidia-cuda-nvrtc"},
+                                                                {"libcublasLt.so", "nvidia-cublas"},
+                                                                {"libcublas.so", "nvidia-cublas"},
+                                                                {"libcufft.so", "nvidia-cufft"},
+                                                                {"libcurand.so", "nvidia-curand"},
+                                                                {"libcusolver.so", "nvidia-cusolver"},
+                                                                {"libcusparseLt.so", "nvidia-cusparselt*"},
+                                                                {"libcusparse.so", "nvidia-cusparse"},
+                                                                {"libnvJitLink.so", "nvidia-nvjitlink"},
+                                                                {"libcudnn.so", "nvidia-cudnn*"},
+                                                                {"libnccl.so", "nvidia-nccl*"},
+                                                                {"libnvshmem_host.so", "nvidia-nvshmem*"},
+                                                                {"libcufile.so", "nvidia-cufile"}};
+  for (const auto& [prefix, wheel] : kWheels) {
+    if (!StartsWith(soname, std::string(prefix) + ".")) continue;
+    std::string base = wheel;
+    bool always_suffixed = EndsWith(base, "*");
+    if (always_suffixed) base.pop_back();
+    const std::string suffixed = base + "-cu" + std::to_string(major);
+    if (torch)
+      for (const auto& req : torch->requires_dist)
+        if (std::string n = NormalizeName(req.name); n == suffixed || (n == base && !always_suffixed && major >= 13))
+          return req.name + req.spec;
+    return always_suffixed || major < 13 ? suffixed : base;
+  }
+  return "";
+}
+
+/// "cupy-cuda13x" for "cupy-cuda12x", "x-cu13" for "x-cu12": the distribution named for CUDA
+/// `major` beside one named for another major; "" when the name carries no CUDA major.
+std::string CudaMajorSibling(std::string_view norm, int major) {
+  for (std::string_view tail : {"-cuda12x", "-cuda11x", "-cuda13x", "-cu12", "-cu11", "-cu13"}) {
+    if (!EndsWith(norm, tail)) continue;
+    std::string t(tail);
+    t.replace(t.find_first_of("0123456789"), 2, std::to_string(major));
+    if (EndsWith(norm, t)) return "";
+    return std::string(norm.substr(0, norm.size() - tail.size())) + t;
+  }
+  return "";
+}
+
 /// What to do about the package whose own objects need a runtime that does not match or load.
-std::string BlameFix(const PackageLink& p, const std::string& torch_cuda) {
-  if (p.norm == "torch") return "reinstall torch: " + std::string(kFixCu130);
+std::string BlameFix(const PackageLink& p, const std::string& torch_cuda, const Package* torch) {
   auto torch_major = CudaMajor(torch_cuda);
+  if (p.norm == "torch") {
+    std::vector<std::string> wheels;
+    for (const auto& m : p.missing)
+      if (auto major = CudaMajorOfSoname(m))
+        if (std::string w = ProvidingWheel(m, *major, torch); !w.empty())
+          wheels.push_back(fmt::format("{} (provides {})", w, m));
+    if (!wheels.empty())
+      return "pip install " + Join(wheels, " ") +
+             ": torch's CUDA runtime wheels are incomplete (or reinstall torch: " + kFixCu130 + ")";
+    return "reinstall torch: " + std::string(kFixCu130);
+  }
   std::vector<std::string> majors;
   for (int m : p.majors) majors.push_back(std::to_string(m));
   if (torch_major && !p.majors.empty() && !p.majors.contains(*torch_major)) {
+    if (std::string sib = CudaMajorSibling(p.norm, *torch_major); !sib.empty())
+      return fmt::format("{} is the CUDA {} build (torch is CUDA {}): pip uninstall -y {} && pip install {}", p.label,
+                         Join(majors, "/"), torch_cuda, p.name, sib);
+    if (p.norm == "sgl-kernel")
+      return fmt::format(
+          "{} is the CUDA {} build (the PyPI sgl-kernel wheel is built for CUDA 12; torch is CUDA {}): install "
+          "the CUDA 13 build from the SGLang project's release wheels (tagged +cu130), or use an SGLang container "
+          "for CUDA 13",
+          p.label, Join(majors, "/"), torch_cuda);
     std::string tag = torch_cuda;
     std::erase(tag, '.');
     return fmt::format(
@@ -127,6 +194,14 @@ std::string BlameFix(const PackageLink& p, const std::string& torch_cuda) {
         "(pip uninstall -y {})",
         p.label, Join(majors, "/"), torch_cuda, tag, p.name, p.name);
   }
+  std::vector<std::string> wheels;
+  for (const auto& m : p.missing)
+    if (auto major = CudaMajorOfSoname(m))
+      if (std::string w = ProvidingWheel(m, *major, torch); !w.empty()) wheels.push_back(w);
+  if (!wheels.empty())
+    return fmt::format("{}: pip install {} (provides {}), or reinstall {} built for torch's CUDA{}", p.label,
+                       Join(wheels, " "), Join(std::vector<std::string>(p.missing.begin(), p.missing.end()), ", "),
+                       p.name, torch_cuda.empty() ? std::string() : " " + torch_cuda);
   return fmt::format("{}: install the runtime wheel that provides {} (or reinstall {} built for torch's CUDA{})",
                      p.label, Join(std::vector<std::string>(p.missing.begin(), p.missing.end()), ", "), p.name,
                      torch_cuda.empty() ? std::string() : " " + torch_cuda);
@@ -191,6 +266,10 @@ CheckResult CheckG1(const HostFacts& f) {
   }
 
   LdsoEnv ld = MakeLdsoEnv(f.ctx(), env.site_dirs);
+  if (torch && torch_cuda.empty()) ld.pip_nvidia_dirs.clear();  // a CPU-only torch preloads no nvidia/*/lib
+  if (!ld.exe.empty())
+    r.evidence.push_back(fmt::format("interpreter {}: DT_RPATH {}", ld.exe,
+                                     ld.exe_rpath.empty() ? std::string("none") : Join(ld.exe_rpath, ":")));
   if (std::string sys = SystemRuntimes(ld); !sys.empty()) r.evidence.push_back(sys);
   LinkReport links = AnalyzeCudaLinks(inv, ld, torch_cuda, f.ctx().Getenv("BNB_CUDA_VERSION"),
                                       [&](const std::string& p) { return f.elf(p); });
@@ -241,19 +320,21 @@ CheckResult CheckG1(const HostFacts& f) {
     r.evidence.push_back("unresolved (the later `ImportError: ...: cannot open shared object file`):");
     AddList(r.evidence, links.unresolved);
     std::vector<std::string> blamed, fixes;
+    std::set<std::string> missing;  // distinct libraries, not object x library references
     for (const auto& p : by_pkg) {
       if (p.missing.empty()) continue;
+      missing.insert(p.missing.begin(), p.missing.end());
       blamed.push_back(fmt::format("{} needs {}", p.label,
                                    Join(std::vector<std::string>(p.missing.begin(), p.missing.end()), ", ")));
-      fixes.push_back(BlameFix(p, torch_cuda));
+      fixes.push_back(BlameFix(p, torch_cuda, torch));
     }
     if (blamed.empty()) {  // only a bitsandbytes per-CUDA object is missing: no ObjectLink to group
       blamed.push_back(links.unresolved[0]);
       fixes.push_back("reinstall the named package built for torch's CUDA" +
                       (torch_cuda.empty() ? std::string() : " (" + torch_cuda + ")"));
     }
-    r.summary = fmt::format("{} CUDA librar{} will not load: {}", links.unresolved.size(),
-                            links.unresolved.size() == 1 ? "y" : "ies", Join(blamed, "; "));
+    const size_t n = missing.empty() ? links.unresolved.size() : missing.size();
+    r.summary = fmt::format("{} CUDA librar{} will not load: {}", n, n == 1 ? "y" : "ies", Join(blamed, "; "));
     r.fix = Join(fixes, "; ");
     return r;
   }
@@ -267,7 +348,7 @@ CheckResult CheckG1(const HostFacts& f) {
     std::vector<std::string> fixes;
     for (const auto& p : by_pkg)
       if (p.norm != "torch" && torch_major && !p.majors.empty() && !p.majors.contains(*torch_major))
-        fixes.push_back(BlameFix(p, torch_cuda));
+        fixes.push_back(BlameFix(p, torch_cuda, torch));
     r.fix = fixes.empty() ? "make every CUDA extension match torch's CUDA" +
                                 (torch_cuda.empty() ? std::string() : " (" + torch_cuda + ")") + ": " + kFixCu130
                           : Join(fixes, "; ");

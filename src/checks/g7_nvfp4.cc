@@ -19,17 +19,49 @@ bool IsFp4Package(const std::string& norm) {
          norm == "tensorrt_llm";
 }
 
-/// What one package's device code does on this GPU (union over its objects).
-struct PackageCode {
+/// Bundled communication/runtime libraries (sgl-kernel 0.3.21 ships mscclpp beside its kernels;
+/// wheels vendor nccl, nvshmem, cudart): their device code is not the package's kernels, so their
+/// PTX must not make the kernels "run via PTX JIT". Matched on the file name's stem.
+bool IsBundledLibrary(std::string_view path) {
+  std::string base = ToLower(BaseName(path));
+  std::string_view b = base;
+  if (StartsWith(b, "_")) b.remove_prefix(1);
+  if (StartsWith(b, "lib")) b.remove_prefix(3);
+  for (std::string_view n : {"nccl", "mscclpp", "nvshmem", "cudart", "cublas", "cufft", "curand", "cusolver",
+                             "cusparse", "nvrtc", "nvjitlink", "cupti", "cudnn", "nvtx", "uccl"})
+    if (StartsWith(b, n)) return true;
+  return false;
+}
+
+/// What one object (or a package's standalone cubins, as one group) does on this GPU.
+struct ObjectCode {
+  std::string label;  ///< "sgl_kernel/sm100/common_ops.abi3.so", "16017 standalone cubins"
+  bool library = false;
   std::vector<std::string> native, jit, nvfp4, other;  ///< entry names, deduplicated
-  std::vector<std::string> unreadable;                 ///< "file: why"
-  bool any_code() const { return !native.empty() || !jit.empty() || !other.empty(); }
+  bool runs() const { return !native.empty() || !jit.empty(); }
+};
+
+/// One package's objects with device code, and what could not be read ("file: why").
+struct PackageCode {
+  std::vector<ObjectCode> objects;
+  std::vector<std::string> unreadable;
+  bool cubins_only = false;  ///< its device code is standalone cubins only (flashinfer-cubin)
 };
 
 void AddOnce(std::vector<std::string>& v, const std::string& s) {
   for (const auto& x : v)
     if (x == s) return;
   v.push_back(s);
+}
+
+std::string List(const std::vector<std::string>& v) { return v.empty() ? "none" : Join(v, " "); }
+
+void Judge(ObjectCode& oc, const CudaArch& a, std::pair<int, int> cc) {
+  CudaRun run = RunsOn(a, cc.first, cc.second);
+  if (run == CudaRun::kNative) AddOnce(oc.native, a.name);
+  else if (run == CudaRun::kJit) AddOnce(oc.jit, a.name);
+  else AddOnce(oc.other, a.name);
+  if (run != CudaRun::kNo && IsNvfp4Target(a)) AddOnce(oc.nvfp4, a.name);
 }
 
 PackageCode ReadPackageCode(const HostFacts& f, const Package& p, std::pair<int, int> cc,
@@ -48,21 +80,38 @@ PackageCode ReadPackageCode(const HostFacts& f, const Package& p, std::pair<int,
       pc.unreadable.push_back(rel + ": " + l.note);
       continue;
     }
+    ObjectCode oc{rel, IsBundledLibrary(obj), {}, {}, {}, {}};
     std::vector<std::string> names;
     for (const auto& a : l.arches) {
       names.push_back(a.name);
-      CudaRun run = RunsOn(a, cc.first, cc.second);
-      if (run == CudaRun::kNative) AddOnce(pc.native, a.name);
-      else if (run == CudaRun::kJit) AddOnce(pc.jit, a.name);
-      else AddOnce(pc.other, a.name);
-      if (run != CudaRun::kNo && IsNvfp4Target(a)) AddOnce(pc.nvfp4, a.name);
+      Judge(oc, a, cc);
     }
-    evidence.push_back(fmt::format("{} ({}): {}", rel, l.method, names.empty() ? "no device code" : Join(names, " ")));
+    evidence.push_back(fmt::format("{} ({}{}): {}", rel, l.method,
+                                   oc.library ? "; bundled communication/runtime library, not counted as kernels" : "",
+                                   names.empty() ? "no device code" : Join(names, " ")));
+    if (!names.empty()) pc.objects.push_back(std::move(oc));
+  }
+  if (!p.cubins.empty()) {
+    ObjectCode oc{fmt::format("{} standalone cubins", p.cubins.size()), false, {}, {}, {}, {}};
+    size_t bad = 0;
+    for (const auto& c : p.cubins) {
+      auto a = ReadCubinArch(c);
+      if (!a) {
+        if (bad++ == 0) pc.unreadable.push_back(a.error().message);
+        continue;
+      }
+      Judge(oc, *a, cc);
+    }
+    std::vector<std::string> seen = oc.native;
+    seen.insert(seen.end(), oc.other.begin(), oc.other.end());  // cubins: never PTX, so never JIT
+    evidence.push_back(
+        fmt::format("{} (ELF e_flags): {}{}", oc.label, List(seen), bad ? fmt::format("; {} unreadable", bad) : ""));
+    pc.cubins_only = pc.objects.empty();
+    if (oc.runs() || !oc.other.empty()) pc.objects.push_back(std::move(oc));
   }
   return pc;
 }
 
-std::string List(const std::vector<std::string>& v) { return v.empty() ? "none" : Join(v, " "); }
 }  // namespace
 
 CheckResult CheckG7(const HostFacts& f) {
@@ -78,7 +127,7 @@ CheckResult CheckG7(const HostFacts& f) {
     return r;
   }
   const std::string ccs = fmt::format("{}.{}", cc->first, cc->second);
-  r.evidence.push_back(fmt::format("compute capability {} ({})", ccs, f.gpu().source));
+  r.evidence.push_back(fmt::format("compute capability {} ({})", ccs, ComputeCapabilitySource(f)));
   if (cc->first != 10 && cc->first != 12) {
     r.status = CheckStatus::kSkip;
     r.summary = fmt::format(
@@ -98,23 +147,54 @@ CheckResult CheckG7(const HostFacts& f) {
   std::string cache = f.ctx().Getenv("CUDA_CACHE_PATH");
   cache = cache.empty() ? "~/.nv/ComputeCache (CUDA_CACHE_PATH unset)" : cache + " (CUDA_CACHE_PATH)";
   std::vector<std::string> no_code, jit_only, no_fp4, good, unknown;
+  std::vector<std::string> partial, must_jit;
   for (const auto& p : f.packages().packages) {
     if (!IsFp4Package(p.norm)) continue;
     std::string label = PackageLabel(p);
     PackageCode pc = ReadPackageCode(f, p, *cc, r.evidence);
     for (const auto& u : pc.unreadable) r.evidence.push_back(label + ": unreadable: " + u);
-    if (!pc.any_code()) {
+    if (pc.objects.empty()) {
       if (!pc.unreadable.empty()) unknown.push_back(label + " (" + pc.unreadable.front() + ")");
       continue;
     }
-    r.evidence.push_back(fmt::format("{} on {}: native {}; PTX JIT {}; NVFP4-capable {}; not for this GPU {}", label,
-                                     ccs, List(pc.native), List(pc.jit), List(pc.nvfp4), List(pc.other)));
-    if (pc.native.empty() && pc.jit.empty()) no_code.push_back(fmt::format("{} (only {})", label, List(pc.other)));
-    else if (pc.native.empty()) jit_only.push_back(fmt::format("{} (PTX {})", label, List(pc.jit)));
-    if (!pc.native.empty() || !pc.jit.empty()) {
-      if (pc.nvfp4.empty()) no_fp4.push_back(label);
-      else good.push_back(fmt::format("{} ({})", label, List(pc.nvfp4)));
+    // Judge the kernel objects; bundled libraries only when the package has nothing else.
+    bool any_kernels = false;
+    for (const auto& o : pc.objects) any_kernels |= !o.library;
+    ObjectCode all;  // union over the judged objects, for the evidence line
+    std::vector<std::string> dead;  // judged objects with no code for this GPU
+    bool any_native = false;
+    for (const auto& o : pc.objects) {
+      if (any_kernels && o.library) continue;
+      for (const auto& n : o.native) AddOnce(all.native, n);
+      for (const auto& n : o.jit) AddOnce(all.jit, n);
+      for (const auto& n : o.nvfp4) AddOnce(all.nvfp4, n);
+      for (const auto& n : o.other) AddOnce(all.other, n);
+      any_native |= !o.native.empty();
+      if (!o.runs()) dead.push_back(fmt::format("{} (only {})", o.label, List(o.other)));
     }
+    // Per-arch variants (sgl_kernel/sm90/common_ops.abi3.so beside sm100/...): the loader picks one,
+    // so a variant without code for this GPU is fine when a same-named one runs.
+    std::erase_if(dead, [&](const std::string& d) {
+      for (const auto& o : pc.objects)
+        if (o.runs() && !o.library && BaseName(o.label) == BaseName(d.substr(0, d.find(' '))) &&
+            o.label != d.substr(0, d.find(' ')))
+          return true;
+      return false;
+    });
+    r.evidence.push_back(fmt::format("{} on {}: native {}; PTX JIT {}; NVFP4-capable {}; not for this GPU {}", label,
+                                     ccs, List(all.native), List(all.jit), List(all.nvfp4), List(all.other)));
+    if (pc.cubins_only && all.native.empty() && all.jit.empty()) {
+      must_jit.push_back(fmt::format("{} (only {})", label, List(all.other)));
+      continue;
+    }
+    if (all.native.empty() && all.jit.empty()) {
+      no_code.push_back(fmt::format("{} (only {})", label, List(all.other)));
+      continue;
+    }
+    if (!dead.empty()) partial.push_back(fmt::format("{}: {}", label, Join(dead, ", ")));
+    if (!any_native) jit_only.push_back(fmt::format("{} (PTX {})", label, List(all.jit)));
+    if (all.nvfp4.empty()) no_fp4.push_back(label);
+    else good.push_back(fmt::format("{} ({})", label, List(all.nvfp4)));
   }
   const std::string fp4_fix = fmt::format(
       "stay on FP8 (or BF16) with these builds; for NVFP4 use builds with sm_{0}a/sm_{1}0f kernels "
@@ -128,6 +208,19 @@ CheckResult CheckG7(const HostFacts& f) {
     return r;
   }
   std::vector<std::string> warn, fix;
+  if (!must_jit.empty()) {
+    warn.push_back(
+        fmt::format("no prebuilt cubin in {} runs on {}: flashinfer's prebuilt (FP4) kernels will not run here and "
+                    "must JIT-compile from source at first use (minutes, needs nvcc)",
+                    Join(must_jit, ", "), ccs));
+    fix.push_back("keep flashinfer's JIT cache (~/.cache/flashinfer) between runs, or use a build with sm_" +
+                  std::to_string(cc->first * 10 + cc->second) + "a/sm_" + std::to_string(cc->first) + "0f kernels");
+  }
+  if (!partial.empty()) {
+    warn.push_back(fmt::format("objects with no code for {} (their ops raise `no kernel image is available`): {}", ccs,
+                               Join(partial, "; ")));
+    fix.push_back("avoid the ops of the named objects or install a build compiled for this GPU");
+  }
   if (!no_fp4.empty()) {
     warn.push_back(
         fmt::format("{} run{} on {} but ha{} no NVFP4-capable (a/f) kernels for it: NVFP4 will fall "

@@ -4,24 +4,40 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <set>
 
 #include "base/strings.h"
 #include "checks/check.h"
 #include "checks/python_common.h"
 #include "host/container.h"
+#include "host/markers.h"
 
 namespace sparkops {
 
 namespace {
 
-/// Does `pkg`'s Requires-Dist pin on `dep` agree with the installed `dep`? Adds a line to `out`.
-void CheckPin(const Inventory& inv, const Package& pkg, std::string_view dep_norm, std::vector<std::string>& agree,
-              std::vector<std::string>& disagree) {
+/// Pins compared, and the marker environment of the judged machine.
+struct Pins {
+  MarkerEnv env;
+  std::vector<std::string> agree, disagree;
+};
+
+/// Does the requirement apply on the judged machine? Markers are evaluated (PEP 508); an
+/// unknown or unparsable one does not count as a pin (it could not be checked either way).
+bool Applies(const Requirement& req, const MarkerEnv& env) {
+  if (req.marker.empty()) return true;
+  return EvaluateMarker(req.marker, env).value_or(false);
+}
+
+/// Does `pkg`'s Requires-Dist pin on `dep` agree with the installed `dep`? Adds a line to `pins`.
+void CheckPin(const Inventory& inv, const Package& pkg, std::string_view dep_norm, Pins& pins) {
+  std::vector<std::string>& agree = pins.agree;
+  std::vector<std::string>& disagree = pins.disagree;
   const Package* dep = inv.Find(dep_norm);
   if (!dep) return;
   for (const auto& req : pkg.requires_dist) {
     if (NormalizeName(req.name) != dep_norm || req.spec.empty()) continue;
-    if (req.marker.find("extra ==") != std::string::npos) continue;  // optional extras do not pin
+    if (!Applies(req, pins.env)) continue;  // another platform, or an optional extra
     auto ok = SatisfiesSpec(dep->version, req.spec);
     std::string line =
         fmt::format("{} requires {}{}; installed {}", PackageLabel(pkg), req.name, req.spec, dep->version);
@@ -31,8 +47,9 @@ void CheckPin(const Inventory& inv, const Package& pkg, std::string_view dep_nor
 }
 
 /// Every other installed distribution's exact pins (`Requires-Dist: torch==2.9.1`) on an installed
-/// one; requirements for extras or whose marker names another platform are skipped.
-void ExactPins(const Inventory& inv, std::vector<std::string>& agree, std::vector<std::string>& disagree) {
+/// one; requirements for extras or whose marker does not hold on the judged machine are skipped.
+void ExactPins(const Inventory& inv, Pins& pins) {
+  std::set<std::string> done;
   auto covered = [](const std::string& pkg, const std::string& dep) {
     if (pkg == "torch") return dep == "triton" || dep == "pytorch-triton";
     return dep == "torch" &&
@@ -43,13 +60,33 @@ void ExactPins(const Inventory& inv, std::vector<std::string>& agree, std::vecto
     for (const auto& req : p.requires_dist) {
       std::string dep = NormalizeName(req.name);
       if (req.spec.find("==") == std::string::npos || covered(p.norm, dep) || !inv.Find(dep)) continue;
-      if (!req.marker.empty() && req.marker.find("inux") == std::string::npos) continue;
-      std::vector<std::string> a, d;
-      CheckPin(inv, p, dep, a, d);
-      agree.insert(agree.end(), a.begin(), a.end());
-      disagree.insert(disagree.end(), d.begin(), d.end());
+      if (!Applies(req, pins.env) || !done.insert(p.norm + " " + dep).second) continue;
+      CheckPin(inv, p, dep, pins);  // every applicable pin of p on dep, once
     }
   }
+}
+
+/// All pins compared: torch's on triton, the torch extensions' on torch, every exact pin.
+Pins ComparePins(const HostFacts& f) {
+  const Inventory& inv = f.packages();
+  std::string py;
+  if (f.python() && !f.python()->site_dirs.empty()) py = PythonVersionFromSiteDir(f.python()->site_dirs.front());
+  Pins pins{LinuxMarkerEnv(f.host_machine(), py), {}, {}};
+  if (const Package* torch = inv.Find("torch")) {
+    CheckPin(inv, *torch, "triton", pins);
+    CheckPin(inv, *torch, "pytorch-triton", pins);
+    if (inv.FindAll("torch").size() > 1)
+      pins.disagree.push_back(fmt::format("{} torch installs on sys.path", inv.FindAll("torch").size()));
+  }
+  for (const char* n : {"xformers", "vllm", "flash-attn", "torchvision", "torchaudio"})
+    if (const Package* p = inv.Find(n)) CheckPin(inv, *p, "torch", pins);
+  ExactPins(inv, pins);
+  return pins;
+}
+
+std::string FirstThree(const std::vector<std::string>& v) {
+  std::vector<std::string> head(v.begin(), v.begin() + std::min<std::ptrdiff_t>(3, std::ssize(v)));
+  return Join(head, "; ") + (v.size() > 3 ? "; ..." : "");
 }
 
 }  // namespace
@@ -70,6 +107,19 @@ CheckResult CheckG9(const HostFacts& f) {
     r.summary = ngc.empty() ? fmt::format("running in a container ({})", c.engine)
                             : fmt::format("running in an NGC {} {} container ({})",
                                           c.ngc_product.empty() ? "PyTorch" : c.ngc_product, ngc, c.engine);
+    if (!f.python()) return r;
+    // A container does not keep an extension built for another torch from being installed in it.
+    Pins pins = ComparePins(f);
+    r.evidence.push_back(EnvEvidence(*f.python()));
+    for (const auto& a : pins.agree) r.evidence.push_back("pin agrees: " + a);
+    for (const auto& d : pins.disagree) r.evidence.push_back("pin DISAGREES: " + d);
+    if (!pins.disagree.empty()) {
+      r.status = CheckStatus::kWarn;
+      r.summary += fmt::format("; {} pin(s) disagree: {}", pins.disagree.size(), FirstThree(pins.disagree));
+      r.fix =
+          "install the builds made for the installed torch (or the torch they were built for); inside an NGC "
+          "container keep its torch and install extensions with its PIP_CONSTRAINT";
+    }
     return r;
   }
   if (!ngc.empty()) r.evidence.push_back("torch carries the NGC tag " + ngc + " but no container marker was found");
@@ -89,29 +139,17 @@ CheckResult CheckG9(const HostFacts& f) {
   for (const char* n : {"torch", "triton", "pytorch-triton", "xformers", "transformers"})
     if (const Package* p = inv.Find(n)) versions.push_back(PackageLabel(*p));
   r.evidence.push_back(EnvEvidence(*f.python()));
-  std::vector<std::string> agree, disagree;
-  if (const Package* torch = inv.Find("torch")) {
-    CheckPin(inv, *torch, "triton", agree, disagree);
-    CheckPin(inv, *torch, "pytorch-triton", agree, disagree);
-    if (inv.FindAll("torch").size() > 1)
-      disagree.push_back(fmt::format("{} torch installs on sys.path", inv.FindAll("torch").size()));
-  }
-  for (const char* n : {"xformers", "vllm", "flash-attn", "torchvision", "torchaudio"})
-    if (const Package* p = inv.Find(n)) CheckPin(inv, *p, "torch", agree, disagree);
-  ExactPins(inv, agree, disagree);
+  Pins pins = ComparePins(f);
+  const auto& agree = pins.agree;
+  const auto& disagree = pins.disagree;
   for (const auto& a : agree) r.evidence.push_back("pin agrees: " + a);
   for (const auto& d : disagree) r.evidence.push_back("pin DISAGREES: " + d);
   std::string vs = versions.empty() ? "no torch stack installed" : Join(versions, ", ");
-  r.summary = fmt::format(
-      "bare pip, no container: {}; {}", vs,
-      disagree.empty()
-          ? (agree.empty() ? std::string("no pins to compare") : fmt::format("{} pin(s) agree", agree.size()))
-          : fmt::format("{} pin(s) disagree: {}{}", disagree.size(),
-                        Join(std::vector<std::string>(disagree.begin(),
-                                                      disagree.begin() +
-                                                          std::min<std::ptrdiff_t>(3, std::ssize(disagree))),
-                             "; "),
-                        disagree.size() > 3 ? "; ..." : ""));
+  r.summary =
+      fmt::format("bare pip, no container: {}; {}", vs,
+                  disagree.empty() ? (agree.empty() ? std::string("no pins to compare")
+                                                    : fmt::format("{} pin(s) agree", agree.size()))
+                                   : fmt::format("{} pin(s) disagree: {}", disagree.size(), FirstThree(disagree)));
   return r;
 }
 

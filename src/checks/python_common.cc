@@ -24,6 +24,13 @@ HostCuda HostCudaVersion(const HostFacts& f) {
     h.from_driver = true;
     return h;
   }
+  if (!snap.any() && f.options().gpu == "gb10") {  // a Spark's driver: DGX OS 7, driver 580, CUDA 13.0
+    h.major = 13;
+    h.text = "13.0";
+    h.from = "--gpu gb10 (a DGX Spark's driver is CUDA 13.0)";
+    h.from_driver = true;
+    return h;
+  }
   if (tk) {
     h.text = tk->version;
     auto dot = tk->version.find('.');
@@ -38,6 +45,10 @@ bool IsGpuHost(const HostFacts& f, std::string* why) {
     if (why) *why = fmt::format("GPU {} read through {}", f.gpu().gpus[0].name, f.gpu().source);
     return true;
   }
+  if (f.options().gpu == "gb10") {
+    if (why) *why = "--gpu gb10 (no GPU readable here)";
+    return true;
+  }
   if (auto line = NvidiaDriverVersionLine(f.ctx().fs)) {
     if (why) *why = "NVIDIA driver loaded (/proc/driver/nvidia/version: " + *line + ")";
     return true;
@@ -50,8 +61,13 @@ bool IsGpuHost(const HostFacts& f, std::string* why) {
 
 std::optional<std::pair<int, int>> ComputeCapability(const HostFacts& f) {
   const auto& snap = f.gpu();
+  if (!snap.any() && f.options().gpu == "gb10") return std::pair{12, 1};
   if (!snap.any() || !snap.gpus[0].cc_major || !snap.gpus[0].cc_minor) return std::nullopt;
   return std::pair{*snap.gpus[0].cc_major, *snap.gpus[0].cc_minor};
+}
+
+std::string ComputeCapabilitySource(const HostFacts& f) {
+  return f.gpu().any() ? f.gpu().source : "--gpu " + f.options().gpu + ", no GPU readable";
 }
 
 std::optional<CheckResult> NoEnvironment(const HostFacts& f, const char* id) {

@@ -25,8 +25,10 @@ HostCuda HostCudaVersion(const HostFacts& f);
 /// says which.
 bool IsGpuHost(const HostFacts& f, std::string* why);
 
-/// Compute capability of the first GPU, when reported.
+/// Compute capability of the first GPU, when reported; 12.1 for `--gpu gb10` when no GPU is readable.
 std::optional<std::pair<int, int>> ComputeCapability(const HostFacts& f);
+/// Where ComputeCapability came from: the GPU reader ("nvml"), or "--gpu gb10".
+std::string ComputeCapabilitySource(const HostFacts& f);
 
 /// The common SKIP/input-error result when no environment was found; nullopt when there is one.
 std::optional<CheckResult> NoEnvironment(const HostFacts& f, const char* id);

@@ -13,14 +13,20 @@ namespace sparkops {
 /// host (host/host_view.h) and the output format.
 struct GlobalOptions : HostOptions {
   bool json = false;  ///< --json
+  std::string machine = {};  ///< --machine / SPARKOPS_MACHINE: "aarch64", "x86_64"; "" = this host's
 };
 
 /// The host view (what lower layers take) plus what only commands see: the format and the streams.
 struct Context : HostView {
   Context(const GlobalOptions& o, HostFs host_fs, Env user_env, std::ostream& out_stream, std::ostream& err_stream)
-      : HostView{o, std::move(host_fs), std::move(user_env)}, json(o.json), out(out_stream), err(err_stream) {}
+      : HostView{o, std::move(host_fs), std::move(user_env)},
+        json(o.json),
+        machine(o.machine),
+        out(out_stream),
+        err(err_stream) {}
 
   bool json = false;  ///< --json
+  std::string machine;  ///< --machine: the CPU preflight judges ("" = this host's)
   std::ostream& out;
   std::ostream& err;
 };

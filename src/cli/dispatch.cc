@@ -18,10 +18,11 @@ Result<std::vector<std::string>> ExtractGlobalOptions(const std::vector<std::str
     auto it = env.find(name);
     return it == env.end() || it->second.empty() ? nullptr : &it->second;
   };
-  bool nvml_given = false, smi_given = false, root_given = false;
+  bool nvml_given = false, smi_given = false, root_given = false, machine_given = false;
   if (auto* v = from_env("SPARKOPS_ROOT")) opts.root = *v, root_given = true;
   if (auto* v = from_env("SPARKOPS_NVML")) opts.nvml = *v, nvml_given = true;
   if (auto* v = from_env("SPARKOPS_NVIDIA_SMI")) opts.nvidia_smi = *v, smi_given = true;
+  if (auto* v = from_env("SPARKOPS_MACHINE")) opts.machine = *v, machine_given = true;
 
   std::vector<std::string> rest;
   for (size_t i = 0; i < args.size(); ++i) {
@@ -40,7 +41,8 @@ Result<std::vector<std::string>> ExtractGlobalOptions(const std::vector<std::str
       bool* given;
     } valued[] = {{"--root", &opts.root, &root_given},
                   {"--nvml", &opts.nvml, &nvml_given},
-                  {"--nvidia-smi", &opts.nvidia_smi, &smi_given}};
+                  {"--nvidia-smi", &opts.nvidia_smi, &smi_given},
+                  {"--machine", &opts.machine, &machine_given}};
     bool matched = false;
     for (auto& v : valued) {
       std::string flag = v.flag;
@@ -59,6 +61,12 @@ Result<std::vector<std::string>> ExtractGlobalOptions(const std::vector<std::str
     }
     if (!matched) rest.push_back(a);
   }
+  if (machine_given) {  // judged as `uname -m` names it; aliases as Python's platform.machine() may give them
+    if (opts.machine == "arm64") opts.machine = "aarch64";
+    if (opts.machine == "amd64") opts.machine = "x86_64";
+    if (opts.machine != "aarch64" && opts.machine != "x86_64")
+      return InputError("--machine: unknown machine '" + opts.machine + "' (use aarch64 or x86_64)");
+  }
   if (root_given && opts.root != "/") {
     if (!nvml_given) opts.nvml = "none";
     if (!smi_given) opts.nvidia_smi = "none";
@@ -71,13 +79,16 @@ namespace {
 void PrintHelp(std::ostream& out) {
   out << "sparkops " SPARKOPS_VERSION
          " - DGX Spark (GB10) training preflight, memory planning and telemetry\n\n"
-         "usage: sparkops [--root DIR] [--nvml PATH|none] [--nvidia-smi PATH|none] [--json] COMMAND [ARGS]\n\n"
+         "usage: sparkops [--root DIR] [--nvml PATH|none] [--nvidia-smi PATH|none] [--machine CPU] [--json] COMMAND "
+         "[ARGS]\n\n"
          "commands:\n";
   for (const Command& c : Commands()) out << fmt::format("  {:<11} {}\n", c.name, c.summary);
   out << "\nglobal options (also accepted after the command; each has an environment variable):\n"
          "  --root DIR              read host files (/proc, /sys, /etc, ...) under DIR   SPARKOPS_ROOT\n"
          "  --nvml PATH|none        NVML library to dlopen (default libnvidia-ml.so.1)  SPARKOPS_NVML\n"
          "  --nvidia-smi PATH|none  nvidia-smi fallback (default: from PATH)            SPARKOPS_NVIDIA_SMI\n"
+         "  --machine aarch64|x86_64  judge Python environments for this CPU (ELF machine, markers)\n"
+         "                          instead of this host's                        SPARKOPS_MACHINE\n"
          "  --json                  one JSON document on stdout\n"
          "  --root implies --nvml none --nvidia-smi none unless those are given.\n\n"
          "exit codes: 0 fine, 1 a problem was found, 2 usage or input error.\n"

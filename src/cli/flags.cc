@@ -13,7 +13,9 @@ CLI::Validator NonEmpty() {
 
 std::unique_ptr<CLI::App> NewApp(const std::string& command, const std::string& description) {
   auto app = std::make_unique<CLI::App>(description, "sparkops " + command);
-  app->footer("Global options: --root DIR, --nvml PATH|none, --nvidia-smi PATH|none, --json (see `sparkops help`).");
+  app->footer(
+      "Global options: --root DIR, --nvml PATH|none, --nvidia-smi PATH|none, --machine CPU, --json (see `sparkops "
+      "help`).");
   return app;
 }
 

@@ -24,8 +24,13 @@ int CmdPreflight(Context& ctx, const std::vector<std::string>& args) {
   app->add_flag("--pair", opts.pair,
                 "G10: report the Spark-pair link (RDMA endpoints, interfaces, NCCL/UCX variables) even with no "
                 "multi-node config or NCCL variable");
+  app->add_option("--gpu", opts.gpu,
+                  "assume this GPU when none is readable (gb10: compute capability 12.1, CUDA 13 driver), "
+                  "to check an image or venv before it reaches a Spark")
+      ->check(CLI::IsMember({"gb10"}));
   app->add_option("--only", only, "comma list of checks to run, e.g. G1,G3");
   if (auto rc = ParseFlags(*app, args, ctx)) return *rc;
+  opts.machine = ctx.machine;
 
   std::vector<std::string> wanted;
   for (auto part : Split(only, ',')) {

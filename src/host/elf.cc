@@ -52,6 +52,31 @@ Result<std::string> ReadFatbinSection(const std::string& path, size_t max_bytes)
   });
 }
 
+std::optional<CudaArch> CubinArchFromHeader(uint8_t abi_version, uint32_t e_flags) {
+  const uint32_t sm = abi_version >= 8 ? (e_flags >> 8) & 0xff : e_flags & 0xff;
+  if (sm == 0) return std::nullopt;
+  std::string name = "sm_" + std::to_string(sm);
+  if (abi_version >= 8 && (e_flags & 0x8)) name += 'a';
+  return MakeCudaArch(name, false);
+}
+
+Result<CudaArch> ReadCubinArch(const std::string& path) {
+  auto file = FileBytes::Open(path, ElfLimits{}.max_file_bytes);
+  if (!file) return std::unexpected(file.error());
+  unsigned char h[64];
+  if (!file->Read(0, h, sizeof h) || std::memcmp(h, ELFMAG, SELFMAG) != 0 || h[EI_CLASS] != ELFCLASS64 ||
+      h[EI_DATA] != ELFDATA2LSB)
+    return InputError(path + ": not a 64-bit little-endian ELF file (a cubin is)");
+  uint16_t machine = 0;
+  uint32_t flags = 0;
+  std::memcpy(&machine, h + 18, 2);
+  std::memcpy(&flags, h + 48, 4);
+  if (machine != kEmCuda) return InputError(path + ": ELF machine " + ElfMachineName(machine) + ", not a CUDA cubin");
+  auto a = CubinArchFromHeader(h[EI_ABIVERSION], flags);
+  if (!a) return InputError(path + ": cubin e_flags name no SM");
+  return *a;
+}
+
 std::string ElfMachineName(uint16_t machine) {
   switch (machine) {
     case EM_X86_64: return "x86-64";
@@ -60,6 +85,7 @@ std::string ElfMachineName(uint16_t machine) {
     case EM_PPC64: return "ppc64";
     case EM_ARM: return "arm";
     case EM_RISCV: return "riscv";
+    case kEmCuda: return "CUDA";
     default: return "EM_" + std::to_string(machine);
   }
 }

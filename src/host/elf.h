@@ -35,6 +35,9 @@ struct ElfLimits {
 /// an ELF file, is damaged or is not a regular file (a FIFO, /dev/zero); NotFound when it does not exist.
 Result<ElfInfo> ReadElf(const std::string& path, const ElfLimits& limits = {});
 
+/// e_machine of NVIDIA CUDA code objects (cubins).
+inline constexpr uint16_t kEmCuda = 190;
+
 /// "x86-64", "aarch64", "ppc64le", or "EM_<n>" for another e_machine value.
 std::string ElfMachineName(uint16_t machine);
 /// e_machine value for a `uname -m` machine string ("x86_64" -> 62, "aarch64" -> 183); 0 if unknown.
@@ -93,6 +96,19 @@ std::vector<CudaArch> ScanFatbin(std::string_view data);
 /// payloads are skipped, nothing of the section is mapped, so RSS does not grow with the
 /// hundreds of MB a large extension holds). Empty when there is none.
 Result<std::vector<CudaArch>> ScanFatbinFile(const std::string& path);
+
+/// The SM of a standalone cubin (an EM_CUDA ELF file, e.g. flashinfer-cubin's `*.cubin`) from its
+/// ELF header. Pure. `abi_version` is e_ident[EI_ABIVERSION]: from version 8 (CUDA 12.8+) the SM
+/// sits in bits 8-15 of e_flags and 0x8 marks an arch-specific target (sm_XYa); before it the SM
+/// is the low byte (EF_CUDA_SM). Read from all 15,970 cubins of flashinfer-cubin 0.6.13 against
+/// the SM in their names: `a` = 0x8 always; family (sm_100f) cubins carry no bit of their own
+/// (0x2 or 0x4, like unnamed ones), so they read as generic sm_100, which runs on the same GPUs
+/// (RunsOn treats generic and family cubins alike). nullopt when no SM is named.
+std::optional<CudaArch> CubinArchFromHeader(uint8_t abi_version, uint32_t e_flags);
+
+/// The ELF header of a standalone cubin `path` (64 bytes read): its CudaArch. Input error naming
+/// the file when it is not an ELF file, not EM_CUDA (190) or names no SM.
+Result<CudaArch> ReadCubinArch(const std::string& path);
 
 /// The raw bytes of the `.nv_fatbin` section of `path` (empty when none), at most `max_bytes`.
 Result<std::string> ReadFatbinSection(const std::string& path, size_t max_bytes = 256u << 20);

@@ -15,6 +15,7 @@ namespace {
 constexpr size_t kMaxMetaBytes = 4u << 20;   // METADATA with a long description
 constexpr size_t kMaxRecordBytes = 32u << 20;
 constexpr size_t kMaxWalkEntries = 50000;    // per egg-info package tree
+constexpr size_t kMaxCubins = 100000;        // flashinfer-cubin 0.6.13 ships 16,017
 
 bool IsSharedObject(std::string_view path) {
   if (path.find(".so") == std::string_view::npos) return false;  // most RECORD rows: no BaseName needed
@@ -77,6 +78,52 @@ void WalkPackageTrees(Package& p, bool meta_is_dir, const std::vector<std::strin
   }
 }
 
+/// Where an editable install's code lives, from the files its RECORD lists: a `.pth` file's path
+/// lines (pip's legacy `develop` and setuptools' path-based PEP 660 installs), or the MAPPING of
+/// a PEP 660 finder module (`__editable___x_1_0_finder.py`: {'sgl_kernel': '/src/.../sgl_kernel'}).
+/// Pure; absolute paths only.
+std::vector<std::string> EditableTargets(std::string_view file_name, std::string_view text) {
+  std::vector<std::string> out;
+  if (EndsWith(file_name, ".pth")) {
+    for (auto line : SplitLines(text)) {
+      line = Trim(line);
+      if (StartsWith(line, "/") && !StartsWith(line, "import")) out.emplace_back(line);
+    }
+    return out;
+  }
+  size_t at = text.find("MAPPING");
+  if (at == std::string_view::npos) return out;
+  size_t open = text.find('{', at), close = text.find('}', at);
+  if (open == std::string_view::npos || close == std::string_view::npos || close < open) return out;
+  std::string_view body = text.substr(open + 1, close - open - 1);
+  for (auto item : Split(body, ',')) {  // 'name': '/path'
+    size_t colon = item.find(':');
+    if (colon == std::string_view::npos) continue;
+    std::string_view v = Trim(item.substr(colon + 1));
+    if (v.size() >= 2 && (v.front() == '\'' || v.front() == '"') && v.back() == v.front())
+      v = v.substr(1, v.size() - 2);
+    if (StartsWith(v, "/")) out.emplace_back(v);
+  }
+  return out;
+}
+
+/// Native objects of an editable install: each target the .pth / finder names is walked (a path
+/// dir: its top-level modules; a finder's package dir: itself), bounded like the egg walk.
+void WalkEditable(Package& p, const std::vector<std::string>& pth_files) {
+  size_t budget = kMaxWalkEntries;
+  std::string mod = p.norm;
+  std::replace(mod.begin(), mod.end(), '-', '_');
+  for (const auto& f : pth_files) {
+    auto text = ReadLocalFile(f, 1u << 16);
+    if (!text) continue;
+    const bool finder = EndsWith(f, ".py");
+    for (const auto& t : EditableTargets(BaseName(f), *text)) {
+      if (finder) WalkForObjects(fs::path(t), p.shared_objects, budget);
+      else WalkForObjects(fs::path(t) / mod, p.shared_objects, budget);
+    }
+  }
+}
+
 void ReadDistInfo(Package& p, const std::vector<std::string>& site_names) {
   std::string md_file = p.meta_dir + "/METADATA";
   if (auto md = ReadLocalFile(md_file, kMaxMetaBytes)) {
@@ -93,11 +140,20 @@ void ReadDistInfo(Package& p, const std::vector<std::string>& site_names) {
   std::string rec_file = p.meta_dir + "/RECORD";
   if (auto rec = ReadLocalFile(rec_file, kMaxRecordBytes)) {
     std::vector<std::string> objects;  // kept only when the whole RECORD parses
+    std::vector<std::string> cubins, editable;
     auto rows = ScanRecord(*rec, rec_file, [&](const RecordRowView& r) {
-      if (!StartsWith(r.path, "../") && !StartsWith(r.path, "/") && IsSharedObject(r.path))
-        objects.push_back(p.site_dir + "/" + std::string(r.path));
+      if (StartsWith(r.path, "../") || StartsWith(r.path, "/")) return;
+      const std::string_view leaf = BaseName(r.path);
+      if (r.path.find('/') == std::string_view::npos &&
+          (EndsWith(leaf, ".pth") || (StartsWith(leaf, "__editable__") && EndsWith(leaf, "_finder.py"))))
+        editable.push_back(p.site_dir + "/" + std::string(r.path));
+      if (IsSharedObject(r.path)) objects.push_back(p.site_dir + "/" + std::string(r.path));
+      else if (EndsWith(r.path, ".cubin") && cubins.size() < kMaxCubins)
+        cubins.push_back(p.site_dir + "/" + std::string(r.path));
     });
+    if (rows) p.cubins = std::move(cubins);
     if (rows) p.shared_objects = std::move(objects);
+    if (rows) WalkEditable(p, editable);
     else if (p.problem.empty()) p.problem = rows.error().message;
   } else if (rec.error().kind == Error::Kind::kNotFound) {
     WalkPackageTrees(p, true, site_names);  // some installers (conda, vendored) leave no RECORD

@@ -41,8 +41,29 @@ std::vector<std::string> ExpandSearchPath(std::string_view raw, std::string_view
   return out;
 }
 
+namespace {
+/// The interpreter's DT_RPATH (see LdsoEnv::exe_rpath) for site dir `site`.
+void AddInterpreterRpath(const std::string& site, LdsoEnv& env) {
+  const size_t at = site.rfind("/lib/python");
+  if (at == std::string::npos || !EndsWith(site, "-packages")) return;
+  const std::string prefix = site.substr(0, at);
+  const std::string ver = site.substr(at + 11, site.find('/', at + 11) - at - 11);  // "3.12"
+  for (const std::string& name : {"python" + ver, std::string("python3"), std::string("python")}) {
+    std::error_code ec;
+    fs::path real = fs::canonical(prefix + "/bin/" + name, ec);
+    if (ec) continue;
+    auto info = ReadElf(real.string());
+    if (!info) return;
+    env.exe = real.string();
+    if (info->rpath && !info->runpath) env.exe_rpath = ExpandSearchPath(*info->rpath, real.parent_path().string());
+    return;
+  }
+}
+}  // namespace
+
 LdsoEnv MakeLdsoEnv(const HostView& ctx, const std::vector<std::string>& site_dirs) {
   LdsoEnv env;
+  if (!site_dirs.empty()) AddInterpreterRpath(site_dirs.front(), env);
   const std::string llp = ctx.Getenv("LD_LIBRARY_PATH");  // the views below point into it
   for (auto p : Split(llp, ':'))
     if (!p.empty()) env.ld_library_path.emplace_back(p);
@@ -67,14 +88,11 @@ LdsoEnv MakeLdsoEnv(const HostView& ctx, const std::vector<std::string>& site_di
     }
   }
   env.conf_dirs = env.system_dirs.size();
-  for (const char* d :
-       {"/lib", "/usr/lib", "/lib/aarch64-linux-gnu", "/usr/lib/aarch64-linux-gnu", "/lib/x86_64-linux-gnu",
-        "/usr/lib/x86_64-linux-gnu", "/lib64", "/usr/lib64", "/usr/local/cuda/lib64"})
+  for (const char* d : {"/lib", "/usr/lib", "/lib/aarch64-linux-gnu", "/usr/lib/aarch64-linux-gnu",
+                        "/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu", "/lib64", "/usr/lib64"})
     AddUnique(env.system_dirs, ctx.fs.Path(d));
-  if (auto targets = ctx.fs.List("/usr/local/cuda/targets")) {
-    std::sort(targets->begin(), targets->end());
-    for (const auto& t : *targets) AddUnique(env.system_dirs, ctx.fs.Path("/usr/local/cuda/targets/" + t + "/lib"));
-  }
+  // /usr/local/cuda/lib64 is no default dir: its libraries load only through an ld.so.conf.d entry
+  // (the CUDA packages install one), LD_LIBRARY_PATH or an RPATH.
   return env;
 }
 
@@ -86,12 +104,17 @@ Resolution ResolveNeeded(const std::string& needed, const ElfInfo& obj, const st
   auto try_dirs = [&](const std::vector<std::string>& dirs, const char* via) -> std::optional<Resolution> {
     for (const auto& d : dirs) {
       std::string cand = d + "/" + needed;
-      if (FileExists(cand)) return Resolution{fs::path(cand).lexically_normal().string(), via};
+      if (!FileExists(cand)) continue;
+      // ld.so skips a library built for another machine and searches on
+      if (auto info = ReadElf(cand); info && obj.machine != 0 && info->machine != obj.machine) continue;
+      return Resolution{fs::path(cand).lexically_normal().string(), via};
     }
     return std::nullopt;
   };
   if (obj.rpath && !obj.runpath)
     if (auto r = try_dirs(ExpandSearchPath(*obj.rpath, origin), "RPATH")) return *r;
+  if (!obj.runpath)
+    if (auto r = try_dirs(env.exe_rpath, "interpreter RPATH")) return *r;
   if (auto r = try_dirs(env.ld_library_path, "LD_LIBRARY_PATH")) return *r;
   if (obj.runpath)
     if (auto r = try_dirs(ExpandSearchPath(*obj.runpath, origin), "RUNPATH")) return *r;

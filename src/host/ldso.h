@@ -15,14 +15,20 @@ namespace sparkops {
 
 struct LdsoEnv {
   std::vector<std::string> ld_library_path;  ///< from the user's LD_LIBRARY_PATH
+  /// The interpreter's own DT_RPATH, $ORIGIN expanded (conda's python: $ORIGIN/../lib): ld.so
+  /// searches it for every object without a DT_RUNPATH, after the object's own DT_RPATH.
+  std::vector<std::string> exe_rpath;
+  std::string exe;  ///< the interpreter it came from, "" when none was found
   std::vector<std::string> pip_nvidia_dirs;  ///< <site>/nvidia/*/lib, <site>/nvidia/cu13/lib
   std::vector<std::string> system_dirs;      ///< ld.so.conf.d dirs + defaults, real paths under --root
   size_t conf_dirs = 0;                      ///< the first conf_dirs of system_dirs came from ld.so.conf.d
 };
 
 /// Builds the search environment: LD_LIBRARY_PATH from ctx.env; ld.so.conf.d and default dirs
-/// (/lib, /usr/lib, /lib/<triplet>, /usr/lib/<triplet>, /usr/local/cuda/lib64,
-/// /usr/local/cuda/targets/*/lib) under --root; nvidia/*/lib under each site dir.
+/// (/lib, /usr/lib, /lib/<triplet>, /usr/lib/<triplet>, /lib64, /usr/lib64; /usr/local/cuda/lib64
+/// only through an ld.so.conf.d entry) under --root; nvidia/*/lib under each site dir; the
+/// DT_RPATH of the interpreter of the first `<prefix>/lib/pythonX.Y/site-packages` site dir
+/// (`<prefix>/bin/pythonX.Y`, else python3, python; links followed).
 LdsoEnv MakeLdsoEnv(const HostView& ctx, const std::vector<std::string>& site_dirs);
 
 /// Splits a DT_RPATH/DT_RUNPATH value and expands $ORIGIN / ${ORIGIN} to `origin_dir`.
@@ -30,10 +36,11 @@ std::vector<std::string> ExpandSearchPath(std::string_view raw, std::string_view
 
 struct Resolution {
   std::optional<std::string> path;  ///< where it was found; absent = ld.so would fail
-  std::string via;                  ///< "RPATH", "LD_LIBRARY_PATH", "RUNPATH", "pip nvidia/*/lib", "system dirs"
+  std::string via;  ///< "RPATH", "interpreter RPATH", "LD_LIBRARY_PATH", "RUNPATH", "pip nvidia/*/lib", "system dirs"
 };
 
-/// Resolves one NEEDED name of the object at `obj_path` (a real path).
+/// Resolves one NEEDED name of the object at `obj_path` (a real path). A candidate file whose ELF
+/// machine differs from `obj`'s is skipped, as ld.so skips it.
 Resolution ResolveNeeded(const std::string& needed, const ElfInfo& obj, const std::string& obj_path,
                          const LdsoEnv& env);
 

@@ -51,6 +51,7 @@ struct Package {
   bool egg = false;  ///< legacy egg-info (no RECORD: the tree was walked)
   std::vector<Requirement> requires_dist;
   std::vector<std::string> shared_objects;  ///< full paths of its .so files
+  std::vector<std::string> cubins;  ///< full paths of its standalone .cubin files (flashinfer-cubin), at most 100000
   std::optional<DirectUrl> direct_url;
   std::string installer;  ///< INSTALLER contents ("pip", "uv"), may be empty
   std::string problem;  ///< damaged metadata: file and field; "" when fine

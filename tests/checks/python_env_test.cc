@@ -279,6 +279,8 @@ TEST(G1, DistInfoWithoutRecordIsWalked) {
   EXPECT_NE(Joined(r).find("torch 2.8.0+cu128: torch/lib/libtorch_cuda.so NEEDs libcudart.so.12"), std::string::npos)
       << Joined(r);
   EXPECT_NE(r.fix.find("reinstall torch"), std::string::npos) << r.fix;  // torch's own object does not resolve
+  // ... and the wheel that provides the missing library is named (issue 35)
+  EXPECT_NE(r.fix.find("pip install nvidia-cuda-runtime-cu12 (provides libcudart.so.12)"), std::string::npos) << r.fix;
 }
 
 TEST(G1, NoEnvironmentSkips) {
