@@ -8,8 +8,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <csignal>
+#include <cstring>
 #include <map>
 #include <set>
 #include <tuple>
@@ -116,12 +118,14 @@ int CmdGuard(Context& ctx, const std::vector<std::string>& args) {
                   "never choose processes whose executable path (/proc/PID/exe) or cgroup matches this; anchor it "
                   "('^/usr/sbin/sshd$'): the command line is never used");
   app->add_option("--avoid-user", avoid_users, "never choose this user's processes (name or uid; repeatable)");
-  app->add_option("--avoid-unit", avoid_units, "never choose processes of this systemd unit (sshd.service; repeatable)");
+  app->add_option("--avoid-unit", avoid_units,
+                  "never choose processes of this systemd unit (sshd.service; repeatable)");
   app->add_flag("--dry-run", dry_run, "log what would be done; signal nothing");
   if (auto rc = ParseFlags(*app, args, ctx)) return *rc;
   guard::VictimRules rules;
-  for (auto [flag, text, dst] : {std::tuple{"--prefer", &prefer, &rules.prefer}, std::tuple{"--only", &only, &rules.only},
-                                 std::tuple{"--avoid", &avoid, &rules.avoid}}) {
+  for (auto [flag, text, dst] :
+       {std::tuple{"--prefer", &prefer, &rules.prefer}, std::tuple{"--only", &only, &rules.only},
+        std::tuple{"--avoid", &avoid, &rules.avoid}}) {
     if (text->empty()) continue;
     auto p = guard::Pattern::Compile(flag, *text);
     if (!p) {
@@ -232,10 +236,19 @@ int CmdGuard(Context& ctx, const std::vector<std::string>& args) {
     if (!dry_run) {
       auto proc_pid = ProcPidOf(victim.pid);
       if (proc_pid)
-        pidfd = guard::Pidfd::Open(HostFs("/"), static_cast<pid_t>(victim.pid), *proc_pid, victim.start_ticks, &open_err);
-      if (!pidfd) continue;  // gone (or replaced) since it was read: choose again from a fresh table
+        pidfd =
+            guard::Pidfd::Open(HostFs("/"), static_cast<pid_t>(victim.pid), *proc_pid, victim.start_ticks, &open_err);
+      if (!pidfd && (open_err == ESRCH || !proc_pid)) continue;  // gone or replaced since read: choose again
+      if (!pidfd) {
+        auto e = Head("error");
+        e["pid"] = victim.pid;
+        e["error"] = std::string("pidfd_open: ") + std::strerror(open_err);
+        Emit(ctx, e);
+        if (!Nap(1)) break;
+        continue;
+      }
     }
-    if (pidfd) pidfd->Signal(SIGTERM);
+    const int term_err = pidfd ? pidfd->Signal(SIGTERM) : 0;
     const double t_term = guard::MonoSeconds();
     auto event = [&] {
       auto e = Head("memory_guard");
@@ -251,6 +264,7 @@ int CmdGuard(Context& ctx, const std::vector<std::string>& args) {
       e["name"] = victim.name;
       e["cmdline"] = victim.cmdline;
       if (!dry_run) e["via"] = "pidfd";
+      if (term_err != 0 && term_err != ESRCH) e["signal_error"] = std::strerror(term_err);
       e["dry_run"] = dry_run;
       e["candidates"] = cands.size();
       e["selection_ms"] = selection_ms;

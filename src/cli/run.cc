@@ -142,7 +142,7 @@ int CmdRun(Context& ctx, const std::vector<std::string>& args) {
   // Every descendant of the job, setsid or not, stays in its cgroup (else under run as subreaper).
   // SPARKOPS_RUN_HOLD=subreaper: the fallback even where a cgroup could be made (tests, troubleshooting).
   JobHold hold = ctx.Getenv("SPARKOPS_RUN_HOLD") == "subreaper" ? JobHold::Subreaper("SPARKOPS_RUN_HOLD=subreaper")
-                                                                 : JobHold::Make();
+                                                                : JobHold::Make();
   SuperviseOptions so;
   so.hold = &hold;
   so.argv = command;

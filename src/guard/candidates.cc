@@ -90,7 +90,7 @@ std::optional<ProcFacts> ReadProcFacts(const HostFs& fs, uint32_t pid) {
   Candidate& c = p.c;
   c.pid = pid, c.name = st->comm, c.start_ticks = st->start_ticks;
   p.ppid = st->ppid;
-  c.kthread = (st->flags & kPfKthread) != 0 || st->ppid == 2 || pid == 2;
+  c.kthread = (st->flags & kPfKthread) != 0;
   const std::string status = ReadPrefix(fs.Path(ProcPath(pid, "/status")), 16384);
   if (auto uid = ParseUint(Trim(StatusField(status, "Uid").substr(0, StatusField(status, "Uid").find('\t'))));
       uid && *uid <= UINT32_MAX)
@@ -117,7 +117,8 @@ std::optional<ProcFacts> ReadProcFacts(const HostFs& fs, uint32_t pid) {
   for (char& ch : cmd)
     if (ch == '\0') ch = ' ';
   c.cmdline = std::move(cmd);
-  if (auto adj = ParseInt(Trim(ReadPrefix(fs.Path(ProcPath(pid, "/oom_score_adj")), 32)))) c.oom_score_adj = static_cast<int>(*adj);
+  if (auto adj = ParseInt(Trim(ReadPrefix(fs.Path(ProcPath(pid, "/oom_score_adj")), 32))))
+    c.oom_score_adj = static_cast<int>(*adj);
   if (auto sc = ParseInt(Trim(ReadPrefix(fs.Path(ProcPath(pid, "/oom_score")), 32))); sc && *sc >= 0 && *sc <= 2000)
     c.oom_score = static_cast<int>(*sc);
   const std::string cg = ReadPrefix(fs.Path(ProcPath(pid, "/cgroup")), 8192);
@@ -138,6 +139,13 @@ std::vector<ProcFacts> ReadAllProcFacts(const HostFs& fs) {
     if (!pid || *pid == 0 || *pid > UINT32_MAX) continue;
     if (auto p = ReadProcFacts(fs, static_cast<uint32_t>(*pid))) out.push_back(std::move(*p));
   }
+  // Children of kthreadd are kernel threads: only where PID 2 is kthreadd itself (in a PID namespace
+  // or a container PID 2 is an ordinary process).
+  bool two_is_kthreadd = false;
+  for (const auto& p : out) two_is_kthreadd |= p.c.pid == 2 && p.c.kthread;
+  if (two_is_kthreadd)
+    for (auto& p : out)
+      if (p.ppid == 2) p.c.kthread = true;
   return out;
 }
 

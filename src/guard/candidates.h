@@ -36,7 +36,8 @@ struct ProcFacts {
 /// Reads /proc/PID under `fs`; nullopt when it vanished or its stat cannot be read. A thread group
 /// whose leader is a zombie takes its memory and executable from a live thread (task/*/).
 std::optional<ProcFacts> ReadProcFacts(const HostFs& fs, uint32_t pid);
-/// Every numeric entry of /proc under `fs`, in no particular order.
+/// Every numeric entry of /proc under `fs`, in no particular order. A child of PID 2 counts as a
+/// kernel thread when PID 2 has PF_KTHREAD (kthreadd).
 std::vector<ProcFacts> ReadAllProcFacts(const HostFs& fs);
 
 /// The start ticks of `pid` in `fs`'s /proc right now (to check that a PID still names the process

@@ -18,8 +18,8 @@ std::optional<size_t> PickVictim(std::span<const Candidate> c, const VictimRules
     return p && (p->Search(k.exe) || p->Search(k.cmdline));
   };
   auto avoided = [&](const Candidate& k) {
-    if (rules.avoid && ((!k.exe.empty() && rules.avoid->Search(k.exe)) ||
-                        (!k.cgroup.empty() && rules.avoid->Search(k.cgroup))))
+    if (rules.avoid &&
+        ((!k.exe.empty() && rules.avoid->Search(k.exe)) || (!k.cgroup.empty() && rules.avoid->Search(k.cgroup))))
       return true;
     if (k.uid && rules.avoid_uids.count(*k.uid)) return true;
     return !rules.avoid_units.empty() && rules.avoid_units.count(UnitOf(k.cgroup)) > 0;
@@ -28,7 +28,8 @@ std::optional<size_t> PickVictim(std::span<const Candidate> c, const VictimRules
     if (!cur) return true;
     const Candidate &a = c[i], &b = c[*cur];
     if (a.Score() != b.Score()) return a.Score() > b.Score();
-    if (a.oom_score.value_or(-1) != b.oom_score.value_or(-1)) return a.oom_score.value_or(-1) > b.oom_score.value_or(-1);
+    if (a.oom_score.value_or(-1) != b.oom_score.value_or(-1))
+      return a.oom_score.value_or(-1) > b.oom_score.value_or(-1);
     return a.pid < b.pid;
   };
   std::optional<size_t> best, best_preferred;

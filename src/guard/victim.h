@@ -25,7 +25,7 @@ struct Candidate {
   std::string exe;        ///< /proc/PID/exe target ("" unreadable); a live thread's for a zombie leader
   std::optional<uint32_t> uid;  ///< real uid
   std::string cgroup;     ///< cgroup v2 path ("0::" line), or the name=systemd v1 path; "" unknown
-  bool kthread = false;   ///< PF_KTHREAD in stat's flags, or a child of kthreadd (PID 2)
+  bool kthread = false;   ///< PF_KTHREAD in stat's flags, or a child of kthreadd (PID 2 with that flag)
   int oom_score_adj = 0;  ///< -1000: never chosen (the kernel's own rule)
   std::optional<int> oom_score;  ///< the kernel's badness, 0..2000: the tie-breaker
   uint64_t start_ticks = 0;      ///< stat field 22: with the PID, names this process and no other

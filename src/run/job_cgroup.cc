@@ -95,11 +95,11 @@ std::optional<std::string> ParseCgroup2Path(std::string_view proc_cgroup) {
   return std::nullopt;
 }
 
-std::vector<pid_t> Descendants(const std::vector<std::pair<pid_t, pid_t>>& ppid_of, pid_t root) {
+std::vector<pid_t> Descendants(const std::vector<std::pair<pid_t, pid_t>>& ppid_of, pid_t root, pid_t skip) {
   std::vector<pid_t> out{root};
-  for (size_t i = 0; i < out.size(); ++i)
+  for (size_t i = 0; i < out.size() && out.size() <= ppid_of.size() + 1; ++i)
     for (const auto& [pid, ppid] : ppid_of)
-      if (ppid == out[i] && pid != root) out.push_back(pid);
+      if (ppid == out[i] && pid != root && pid != skip) out.push_back(pid);
   out.erase(out.begin());
   return out;
 }
@@ -147,7 +147,12 @@ JobHold JobHold::Make() {
 }
 
 JobHold::JobHold(JobHold&& o) noexcept
-    : mode_(o.mode_), dir_(std::move(o.dir_)), why_(std::move(o.why_)), procs_fd_(o.procs_fd_), dir_fd_(o.dir_fd_) {
+    : mode_(o.mode_),
+      dir_(std::move(o.dir_)),
+      why_(std::move(o.why_)),
+      procs_fd_(o.procs_fd_),
+      dir_fd_(o.dir_fd_),
+      helper_(o.helper_) {
   o.procs_fd_ = o.dir_fd_ = -1;
   o.dir_.clear();
 }
@@ -182,7 +187,7 @@ void JobHold::FallBack(std::string why) {
 void JobHold::SignalAll(pid_t job, int sig) const {
   if (mode_ == Mode::kSubreaper) {
     if (job > 0) ::kill(job, sig);
-    for (pid_t p : Descendants(ParentLinks(), ::getpid()))
+    for (pid_t p : Descendants(ParentLinks(), ::getpid(), helper_))
       if (p != job) ::kill(p, sig);
     return;
   }
@@ -206,7 +211,7 @@ void JobHold::SignalAll(pid_t job, int sig) const {
 bool JobHold::Populated(pid_t job) const {
   if (mode_ == Mode::kSubreaper) {
     if (job > 0 && ::kill(job, 0) == 0) return true;
-    return !Descendants(ParentLinks(), ::getpid()).empty();
+    return !Descendants(ParentLinks(), ::getpid(), helper_).empty();
   }
   char buf[256];
   if (ReadAt(dir_fd_, "cgroup.events", buf, sizeof buf) <= 0) return false;

@@ -42,6 +42,8 @@ class JobHold {
   /// Open for writing to cgroup.procs: the child writes "0" to it before exec (-1: subreaper).
   int procs_fd() const { return procs_fd_; }
 
+  /// A helper of run's own (the sentinel) that the subreaper mode must not count or signal.
+  void Exclude(pid_t helper) { helper_ = helper; }
   /// True when `pid` is in this cgroup (the child's write to cgroup.procs took effect).
   bool Holds(pid_t pid) const;
   /// Gives up the cgroup (the job could not be moved into it): the subreaper from now on.
@@ -67,10 +69,11 @@ class JobHold {
   Mode mode_ = Mode::kSubreaper;
   std::string dir_, why_;
   int procs_fd_ = -1, dir_fd_ = -1;
+  pid_t helper_ = -1;
 };
 
-/// Every descendant of `root` in the real /proc (by PPid), not `root` itself. Pure over `ppid_of`
-/// pairs (pid, ppid).
-std::vector<pid_t> Descendants(const std::vector<std::pair<pid_t, pid_t>>& ppid_of, pid_t root);
+/// Every descendant of `root` (by PPid), not `root` itself, nor `skip` and its descendants. Pure over
+/// `ppid_of` pairs (pid, ppid).
+std::vector<pid_t> Descendants(const std::vector<std::pair<pid_t, pid_t>>& ppid_of, pid_t root, pid_t skip = -1);
 
 }  // namespace sparkops

@@ -161,6 +161,7 @@ Result<SuperviseResult> Supervise(const HostView& ctx, RunRecorder& rec, const S
   }
   // run killed (kill -9): the sentinel stops the job with the grace, its output still reaching train.log.
   auto sentinel = Sentinel::Start(*child, rec.dir(), o.grace_s);
+  if (o.hold && sentinel) o.hold->Exclude(sentinel->pid());  // run's own helper, not the job's
   if (o.hold && o.hold->mode() == JobHold::Mode::kCgroup && !o.hold->Holds(child->pid))
     o.hold->FallBack("the job could not be moved into " + o.hold->path());
   on_start(child->pid);

@@ -32,7 +32,8 @@ using guard::VictimRules;
 constexpr uint64_t kMiB = 1ull << 20;
 
 /// A candidate as the reader fills it: `exe` is what the kernel says it runs.
-Candidate C(uint32_t pid, std::string exe, std::string cmd, std::optional<uint64_t> rss, std::optional<uint64_t> gpu = {}) {
+Candidate C(uint32_t pid, std::string exe, std::string cmd, std::optional<uint64_t> rss,
+            std::optional<uint64_t> gpu = {}) {
   Candidate c;
   c.pid = pid, c.name = BaseName(exe), c.exe = std::move(exe), c.cmdline = std::move(cmd), c.rss = rss, c.gpu = gpu;
   return c;

@@ -351,9 +351,9 @@ TEST_P(RunHold, SetsidChildHoldingMemoryIsStopped) {
   testing::ScopedEnv mode("SPARKOPS_RUN_HOLD", GetParam());
   const std::string alloc = testing::TargetShell({testing::BuildArtifact("guard_alloc"), "64", "0", "128"});
   const std::string kid = h.d.path() + "/kid";
-  auto lr = Start(h.root, h.d.path() + "/r", {"--min-available", "8G", "--grace", "1"},
-                  "echo ready; setsid " + alloc + " > " + kid + ".out 2>&1 < /dev/null & echo $! > " + kid +
-                      ".pid; wait");
+  auto lr =
+      Start(h.root, h.d.path() + "/r", {"--min-available", "8G", "--grace", "1"},
+            "echo ready; setsid " + alloc + " > " + kid + ".out 2>&1 < /dev/null & echo $! > " + kid + ".pid; wait");
   ASSERT_TRUE(WaitForFile(kid + ".out", "allocated 128 MiB"));
   const pid_t child = static_cast<pid_t>(std::stol(ReadFileOrDie(kid + ".pid")));
   EXPECT_NE(::getpgid(child), ::getpgid(lr.child.pid)) << "it left the job's process group";
@@ -389,7 +389,8 @@ TEST_P(RunHold, JobForkingHundredsOfShortLivedChildrenIsStoppedWhole) {
   EXPECT_EQ(g.back()["action"], "kill") << "it ignores SIGTERM: SIGKILL after the grace";
   auto meta = nlohmann::json::parse(ReadFileOrDie(lr.dir + "/meta.json"));
   if (meta["job_hold"]["mode"] == "cgroup")
-    EXPECT_FALSE(std::filesystem::exists(meta["job_hold"]["cgroup"].get<std::string>())) << "the empty cgroup is removed";
+    EXPECT_FALSE(std::filesystem::exists(meta["job_hold"]["cgroup"].get<std::string>()))
+        << "the empty cgroup is removed";
 }
 
 INSTANTIATE_TEST_SUITE_P(Modes, RunHold, ::testing::Values("cgroup", "subreaper"));
