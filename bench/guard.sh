@@ -5,6 +5,8 @@
 # beside earlyoom (Debian package; its CPU and RSS while watching this machine at its 1 s/100 ms
 # adaptive poll). earlyoom is installed with `apt-get install earlyoom` when missing and we are root;
 # without it the earlyoom columns say "not installed".
+# Then the victim-selection time (read every /proc/PID, pick) with GUARD_BENCH_PROCS (default 5000)
+# extra `sleep` processes on the machine: a --dry-run guard's first line carries `selection_ms`.
 #   bench/guard.sh [BUILD_DIR (default build)] [SECONDS per cost run (default 60)] [N trials (default 20)]
 # Needs: a built tree (sparkops), GNU date, python3 for the arithmetic.
 set -euo pipefail
@@ -85,6 +87,29 @@ v=[int(x) for x in sys.stdin if x.strip()]
 print(f'{statistics.median(v):.0f} {max(v)} {len(v)}' if v else 'n/a n/a 0')")
 read -r r_med r_max r_n <<< "$stats"
 
+# Victim selection with P more processes (dry run: nothing is signalled).
+P=${GUARD_BENCH_PROCS:-5000}
+SL=()
+for _ in $(seq "$P"); do sleep 600 & SL+=($!); done
+mkdir -p "$TMP/sel/proc"
+put "$TMP/sel" 1024
+sel=()
+for i in 1 2 3 4 5; do
+  "$BIN" --root "$TMP/sel" guard --dry-run --grace 0.2 > "$TMP/sel$i.out" & g=$!
+  for _ in $(seq 500); do grep -q '"memory_guard"' "$TMP/sel$i.out" && break; sleep 0.02; done
+  kill "$g" 2>/dev/null || true; wait "$g" 2>/dev/null || true
+  sel+=("$(python3 -c "
+import json
+for l in open('$TMP/sel$i.out'):
+    j=json.loads(l)
+    if j.get('type')=='memory_guard' and 'selection_ms' in j: print(j['selection_ms'], j['candidates']); break")")
+done
+kill "${SL[@]}" 2>/dev/null || true; wait "${SL[@]}" 2>/dev/null || true
+read -r s_med s_n <<< "$(printf '%s\n' "${sel[@]}" | python3 -c "
+import sys,statistics
+v=[l.split() for l in sys.stdin if l.strip()]
+print(f'{statistics.median(float(a) for a,_ in v):.1f} {v[0][1]}' if v else 'n/a 0')")"
+
 echo "memory guard benchmark ($(nproc) CPUs, ${SECS} s per cost run, $(uname -r))"
 printf '%-34s %16s %14s\n' "" "CPU s/hour" "peak RSS KiB"
 printf '%-34s %16s %14s\n' "sparkops guard, far (1 s poll)" "$far_cpu" "$far_rss"
@@ -94,3 +119,4 @@ if [ -n "$EO" ]; then
   python3 -c "print(f'ratio sparkops far / earlyoom: CPU {$far_cpu/max($eo_cpu,1e-9):.2f}x, RSS {$far_rss/$eo_rss:.2f}x')"
 fi
 echo "reaction, floor crossed -> SIGTERM (fixture, 100 ms poll): median ${r_med} ms, max ${r_max} ms over ${r_n} trials"
+echo "victim selection (read /proc, choose): median ${s_med} ms over 5 scans of ${s_n} processes"

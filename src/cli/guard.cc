@@ -1,14 +1,20 @@
 // sparkops guard [--min-available SIZE] [--max-pressure PCT] [--pressure-window S] [--flush-cache]
-//                [--grace S] [--prefer RE] [--avoid RE] [--only RE] [--dry-run]
+//                [--grace S] [--prefer RE] [--only RE] [--avoid RE] [--avoid-user U] [--avoid-unit UNIT]
+//                [--dry-run]
 // The memory guard for jobs not started by `run`: watches the whole host and stops the largest
 // process (resident + GPU memory) when MemAvailable falls below the floor or PSI stays high.
+#include <pwd.h>
 #include <signal.h>
 #include <time.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <csignal>
+#include <cstring>
 #include <map>
+#include <set>
+#include <tuple>
 
 #include "base/json_text.h"
 #include "base/strings.h"
@@ -16,8 +22,10 @@
 #include "cli/commands.h"
 #include "cli/flags.h"
 #include "cli/guard_flags.h"
+#include "guard/candidates.h"
 #include "guard/event.h"
 #include "guard/ledger.h"
+#include "guard/pidfd.h"
 #include "guard/victim.h"
 #include "guard/watcher.h"
 #include "host/dropcaches.h"
@@ -41,24 +49,43 @@ bool Nap(double s) {
 
 /// Every process of this machine (signals go to real PIDs even under --root) with its GPU memory,
 /// under the PID this process signals it by. A process /proc shows outside this PID namespace
-/// (host/pidns.h) is left out: its number here would name another process.
-std::vector<guard::Candidate> Candidates(const Context& ctx) {
+/// (host/pidns.h) is left out: its number here would name another process. `protect` gets the
+/// guard and its ancestors (local PIDs).
+std::vector<guard::Candidate> Candidates(const Context& ctx, std::set<uint32_t>& protect) {
   std::vector<guard::Candidate> out;
-  auto table = ReadProcessTable(HostFs("/"));
-  if (!table) return out;
+  std::vector<guard::ProcFacts> facts = guard::ReadAllProcFacts(HostFs("/"));
+  std::map<uint32_t, uint32_t> parent;
+  for (const auto& f : facts) parent[f.c.pid] = f.ppid;
+  std::set<uint32_t> ancestors;  // /proc's PIDs
+  for (uint32_t p = PidSpace::Real().self_proc_pid(); p > 1 && ancestors.insert(p).second;) {
+    auto it = parent.find(p);
+    if (it == parent.end()) break;
+    p = it->second;
+  }
   std::map<uint32_t, uint64_t> gpu;
   for (const GpuReading& g : ReadGpuSnapshot(ctx).gpus)
     if (g.processes_known)
       for (const GpuProcess& p : g.processes)
         if (p.used_bytes) gpu[p.pid] += *p.used_bytes;
-  for (const ProcessInfo& p : *table) {
-    auto local = LocalPidOf(p.pid, &p.nspid);
+  for (guard::ProcFacts& f : facts) {
+    auto local = LocalPidOf(f.c.pid, &f.nspid);
     if (!local) continue;
-    guard::Candidate c{*local, p.name, Join(p.argv, " "), p.rss_bytes, std::nullopt};
-    if (auto it = gpu.find(p.pid); it != gpu.end()) c.gpu = it->second;
-    out.push_back(std::move(c));
+    if (auto it = gpu.find(f.c.pid); it != gpu.end()) f.c.gpu = it->second;
+    if (ancestors.count(f.c.pid)) protect.insert(*local);
+    f.c.pid = *local;
+    out.push_back(std::move(f.c));
   }
+  protect.insert(static_cast<uint32_t>(::getpid()));
   return out;
+}
+
+/// --avoid-user: a user name or a numeric uid.
+std::optional<uint32_t> UidOf(const std::string& user) {
+  if (auto n = ParseUint(user); n && *n <= UINT32_MAX) return static_cast<uint32_t>(*n);
+  passwd pw{}, *res = nullptr;
+  char buf[4096];
+  if (::getpwnam_r(user.c_str(), &pw, buf, sizeof buf, &res) != 0 || !res) return std::nullopt;
+  return pw.pw_uid;
 }
 
 void Emit(Context& ctx, const nlohmann::ordered_json& j) {
@@ -68,11 +95,6 @@ void Emit(Context& ctx, const nlohmann::ordered_json& j) {
 
 nlohmann::ordered_json Head(const char* type) {
   return {{"time", FormatUtcMillis(std::chrono::system_clock::now())}, {"type", type}};
-}
-
-std::optional<std::regex> Regex(const std::string& text) {
-  if (text.empty()) return std::nullopt;
-  return std::regex(text, std::regex::extended);
 }
 
 }  // namespace
@@ -86,21 +108,53 @@ int CmdGuard(Context& ctx, const std::vector<std::string>& args) {
   flags.Add(*app, false);
   double grace = 10;
   std::string prefer, avoid, only;
+  std::vector<std::string> avoid_users, avoid_units;
   bool dry_run = false;
   AddNumber(*app, "--grace", grace, kGraceRange, "seconds between SIGTERM and SIGKILL (default 10)");
-  app->add_option("--prefer", prefer, "choose processes whose command line matches this (POSIX ERE) first");
-  app->add_option("--avoid", avoid, "never choose processes whose command line matches this");
-  app->add_option("--only", only, "choose only among processes whose command line matches this");
+  app->add_option("--prefer", prefer,
+                  "choose first processes whose executable path or command line (first 4 KiB) matches this POSIX ERE");
+  app->add_option("--only", only, "choose only among processes whose executable path or command line matches this");
+  app->add_option("--avoid", avoid,
+                  "never choose processes whose executable path (/proc/PID/exe) or cgroup matches this; anchor it "
+                  "('^/usr/sbin/sshd$'): the command line is never used");
+  app->add_option("--avoid-user", avoid_users, "never choose this user's processes (name or uid; repeatable)");
+  app->add_option("--avoid-unit", avoid_units,
+                  "never choose processes of this systemd unit (sshd.service; repeatable)");
   app->add_flag("--dry-run", dry_run, "log what would be done; signal nothing");
   if (auto rc = ParseFlags(*app, args, ctx)) return *rc;
   guard::VictimRules rules;
-  try {
-    rules.prefer = Regex(prefer), rules.avoid = Regex(avoid), rules.only = Regex(only);
-  } catch (const std::regex_error& e) {
-    ctx.err << "sparkops guard: bad regular expression in --prefer/--avoid/--only: " << e.what() << "\n";
-    return kExitUsage;
+  for (auto [flag, text, dst] :
+       {std::tuple{"--prefer", &prefer, &rules.prefer}, std::tuple{"--only", &only, &rules.only},
+        std::tuple{"--avoid", &avoid, &rules.avoid}}) {
+    if (text->empty()) continue;
+    auto p = guard::Pattern::Compile(flag, *text);
+    if (!p) {
+      ctx.err << "sparkops guard: " << p.error().message << "\n";
+      return kExitUsage;
+    }
+    *dst = std::move(*p);
   }
-  rules.self = static_cast<uint32_t>(::getpid());
+  for (const std::string& u : avoid_users) {
+    auto uid = UidOf(u);
+    if (!uid) {
+      ctx.err << "sparkops guard: --avoid-user: no such user: '" << u << "'\n";
+      return kExitUsage;
+    }
+    rules.avoid_uids.insert(*uid);
+  }
+  for (const std::string& u : avoid_units) {
+    if (!u.ends_with(".service") && !u.ends_with(".scope")) {
+      ctx.err << "sparkops guard: --avoid-unit: not a service or scope unit name: '" << u << "'\n";
+      return kExitUsage;
+    }
+    rules.avoid_units.insert(u);
+  }
+  if (!dry_run && !guard::Pidfd::Supported()) {
+    ctx.err << "sparkops guard: this kernel has no pidfd_open (Linux >= 5.3 needed): the guard signals a process only "
+               "through a pidfd, so that no signal reaches a process that took the chosen one's PID; --dry-run still "
+               "works\n";
+    return kExitProblem;
+  }
   auto config = flags.Resolve(ctx, ctx.err);
   if (!config) {
     ctx.err << "sparkops guard: " << config.error().message << "\n";
@@ -158,41 +212,84 @@ int CmdGuard(Context& ctx, const std::vector<std::string>& args) {
       Emit(ctx, j);
       continue;
     }
-    std::vector<guard::Candidate> cands = Candidates(ctx);
+    rules.protect.clear();
+    const double t_scan = guard::MonoSeconds();
+    std::vector<guard::Candidate> cands = Candidates(ctx, rules.protect);
     std::optional<size_t> v = guard::PickVictim(cands, rules);
+    const double selection_ms = (guard::MonoSeconds() - t_scan) * 1000;
     auto j = Head("memory_guard");
     if (!v) {
       const auto fields = guard::GuardEventFields(a, {});
       for (auto& [k, val] : fields.items()) j[k] = val;
       j["action"] = "none";
-      j["why"] = "no process may be chosen (--only/--avoid, PID 1, itself, kernel threads)";
+      j["why"] = "no process may be chosen (--only/--avoid, PID 1, itself, kernel threads, oom_score_adj -1000)";
       Emit(ctx, j);
       state = {};
       if (!Nap(grace > 1 ? grace : 1)) break;
       continue;
     }
     const guard::Candidate& victim = cands[*v];
-    if (!dry_run) ::kill(static_cast<pid_t>(victim.pid), SIGTERM);
+    // The pidfd names this process (PID and start time checked after opening) until it is closed:
+    // neither signal can reach a process that took its PID later.
+    int open_err = 0;
+    std::optional<guard::Pidfd> pidfd;
+    if (!dry_run) {
+      auto proc_pid = ProcPidOf(victim.pid);
+      if (proc_pid)
+        pidfd =
+            guard::Pidfd::Open(HostFs("/"), static_cast<pid_t>(victim.pid), *proc_pid, victim.start_ticks, &open_err);
+      if (!pidfd && (open_err == ESRCH || !proc_pid)) continue;  // gone or replaced since read: choose again
+      if (!pidfd) {
+        auto e = Head("error");
+        e["pid"] = victim.pid;
+        e["error"] = std::string("pidfd_open: ") + std::strerror(open_err);
+        Emit(ctx, e);
+        if (!Nap(1)) break;
+        continue;
+      }
+    }
+    const int term_err = pidfd ? pidfd->Signal(SIGTERM) : 0;
+    const double t_term = guard::MonoSeconds();
     auto event = [&] {
       auto e = Head("memory_guard");
       const auto fields = guard::GuardEventFields(a, {victim.rss, victim.gpu});
       for (auto& [k, val] : fields.items()) e[k] = val;
       if (dry_run) e["action"] = "would_terminate", e.erase("signal");
       e["pid"] = victim.pid;
+      e["start_ticks"] = victim.start_ticks;
+      e["exe"] = victim.exe;
+      if (victim.uid) e["uid"] = *victim.uid;
+      if (!victim.cgroup.empty()) e["cgroup"] = victim.cgroup;
+      if (victim.oom_score) e["oom_score"] = *victim.oom_score;
       e["name"] = victim.name;
       e["cmdline"] = victim.cmdline;
+      if (!dry_run) e["via"] = "pidfd";
+      if (term_err != 0 && term_err != ESRCH) e["signal_error"] = std::strerror(term_err);
       e["dry_run"] = dry_run;
+      e["candidates"] = cands.size();
+      e["selection_ms"] = selection_ms;
       return e;
     };
     ledger.Count(dry_run ? "would_terminate" : "terminate", guard::ToString(d.reason));
     Emit(ctx, event());
-    double until = guard::MonoSeconds() + grace;
-    while (!dry_run && guard::ProcessAlive(victim.pid) && guard::MonoSeconds() < until && !g_quit) Nap(0.05);
-    if (!dry_run && guard::ProcessAlive(victim.pid) && !g_quit) {
-      ::kill(static_cast<pid_t>(victim.pid), SIGKILL);
+    bool exited = false;
+    while (pidfd && !exited && !g_quit) {
+      const double left = grace - (guard::MonoSeconds() - t_term);
+      if (left <= 0) break;
+      exited = pidfd->WaitExit(left);
+    }
+    if (pidfd && !exited && !g_quit && pidfd->Signal(SIGKILL) == 0) {
       a.killed = true;
       ledger.Count("kill", guard::ToString(d.reason));
       Emit(ctx, event());
+      exited = pidfd->WaitExit(grace > 1 ? grace : 1);
+    }
+    if (pidfd && exited) {
+      auto e = Head("victim_exited");
+      e["pid"] = victim.pid;
+      e["start_ticks"] = victim.start_ticks;
+      e["after_s"] = guard::MonoSeconds() - t_term;
+      Emit(ctx, e);
     }
     state = {};
     if (dry_run && !Nap(grace > 1 ? grace : 1)) break;  // one line per grace period, not per poll

@@ -151,7 +151,12 @@ int CmdRun(Context& ctx, const std::vector<std::string>& args) {
   meta["plan_args"] = plan_args.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(plan_args);
   meta["memory_guard"] = guard_config ? GuardConfigJson(*guard_config) : nlohmann::ordered_json();
 
+  // Every descendant of the job, setsid or not, stays in its cgroup (else under run as subreaper).
+  // SPARKOPS_RUN_HOLD=subreaper: the fallback even where a cgroup could be made (tests, troubleshooting).
+  JobHold hold = ctx.Getenv("SPARKOPS_RUN_HOLD") == "subreaper" ? JobHold::Subreaper("SPARKOPS_RUN_HOLD=subreaper")
+                                                                : JobHold::Make();
   SuperviseOptions so;
+  so.hold = &hold;
   so.argv = command;
   so.interval_s = interval;
   so.grace_s = grace;
@@ -160,6 +165,13 @@ int CmdRun(Context& ctx, const std::vector<std::string>& args) {
   if (!so.use_pty) SetLiveBarEnvironment();  // Rich draws live bars into the pipe (issue #24)
   auto res = Supervise(ctx, *rec, so, [&](pid_t pid) {
     meta["pid"] = pid;
+    meta["job_hold"] = {{"mode", hold.ModeName()}};
+    if (hold.mode() == JobHold::Mode::kCgroup) meta["job_hold"]["cgroup"] = hold.path();
+    else meta["job_hold"]["why_not_cgroup"] = hold.why_not_cgroup();
+    ctx.err << "sparkops run: job held "
+            << (hold.mode() == JobHold::Mode::kCgroup ? "in cgroup " + hold.path()
+                                                      : "by run as child subreaper (" + hold.why_not_cgroup() + ")")
+            << "\n";
     // argv need not be UTF-8 (a Latin-1 file name): bad bytes become U+FFFD, never an exception.
     (void)rec->WriteFile("meta.json", JsonText(meta) + "\n");
   });
@@ -177,6 +189,7 @@ int CmdRun(Context& ctx, const std::vector<std::string>& args) {
   nlohmann::ordered_json exit_fields;
   if (res->term_signal) exit_fields["signal"] = strsignal(*res->term_signal);
   exit_fields["code"] = res->status;
+  if (auto peak = hold.MemoryPeak()) exit_fields["cgroup_memory_peak_bytes"] = *peak;
   (void)rec->Event(now, "exit", exit_fields);
 
   // The report: the same analysis `sparkops analyze DIR` gives.

@@ -71,6 +71,11 @@ bool JobGuard::Sleep(double s) {
   return !cv_.wait_for(lock, std::chrono::duration<double>(s), [this] { return quit_; });
 }
 
+void JobGuard::Signal(int sig) {
+  if (o_.signal_job) o_.signal_job(sig);
+  else ::kill(-o_.pgid, sig);
+}
+
 bool JobGuard::WriteDropCaches() { return WriteDropCachesAt(o_.drop_caches_path.c_str()); }
 
 bool WriteDropCachesAt(const char* path) {
@@ -102,7 +107,7 @@ void JobGuard::Loop() {
       continue;  // read again at once: did it lift MemAvailable above the floor?
     }
     if (d.action == Action::kStop) {
-      ::kill(-o_.pgid, SIGTERM);
+      Signal(SIGTERM);
       double t_term = MonoSeconds();
       stop_ = MakeRecord(d, *r, o_.config);
       stop_.footprint = last;
@@ -110,8 +115,8 @@ void JobGuard::Loop() {
       report_(stop_);
       // The grace runs from the SIGTERM (report_ may have taken a while to read the job's footprint).
       if (!Sleep(std::max(0.0, o_.grace_s - (MonoSeconds() - t_term)))) return;  // exited within the grace
-      if (::kill(-o_.pgid, 0) == 0) {
-        ::kill(-o_.pgid, SIGKILL);
+      if (o_.job_alive ? o_.job_alive() : ::kill(-o_.pgid, 0) == 0) {
+        Signal(SIGKILL);
         stop_.killed = true;
         report_(stop_);
       }

@@ -48,7 +48,11 @@ ActionRecord MakeRecord(const Decision& d, const Reading& r, const Config& c);
 struct JobGuardOptions {
   Config config;
   double grace_s = 10;
-  pid_t pgid = -1;                   ///< the job's process group
+  pid_t pgid = -1;                   ///< the job's process group (used when signal_job is empty)
+  /// Sends a signal to the whole job (run's cgroup, or every descendant under the subreaper); must
+  /// not allocate in the cgroup mode (it runs before anything else when memory is short).
+  std::function<void(int)> signal_job;
+  std::function<bool()> job_alive;   ///< any process of the job left (with signal_job)
   std::string drop_caches_path;      ///< resolved under --root (written only when config.may_flush)
   bool harden = true;                ///< mlockall + oom_score_adj (off in unit tests of the class)
   std::function<Footprint()> footprint;  ///< reads the job's footprint (may be empty)
@@ -78,6 +82,7 @@ class JobGuard {
   /// Sleeps up to `s` seconds; false when Stop() was called.
   bool Sleep(double s);
   bool WriteDropCaches();
+  void Signal(int sig);
 
   FastReader reader_;
   JobGuardOptions o_;

@@ -21,7 +21,7 @@ int ShellStatus(int st) {
   return 1;
 }
 
-Result<Child> SpawnChild(const std::vector<std::string>& argv, bool use_pty) {
+Result<Child> SpawnChild(const std::vector<std::string>& argv, bool use_pty, int cgroup_procs_fd) {
   if (argv.empty()) return InputError("run: no command given after --");
   std::vector<char*> cargv;
   for (const auto& a : argv) cargv.push_back(const_cast<char*>(a.c_str()));
@@ -45,6 +45,7 @@ Result<Child> SpawnChild(const std::vector<std::string>& argv, bool use_pty) {
   pid_t pid = ::fork();
   if (pid < 0) return IoError(std::string("fork: ") + std::strerror(errno));
   if (pid == 0) {
+    if (cgroup_procs_fd >= 0) (void)!::write(cgroup_procs_fd, "0", 1);  // run checks the move (JobHold::Holds)
     ::setpgid(0, 0);
     if (use_pty) {
       ::setsid();  // new session so the pty becomes the controlling terminal

@@ -21,7 +21,9 @@ struct Child {
 
 /// Starts `argv`. NotFound (with errno text) when it cannot be executed - `run` exits 127 then.
 /// With `use_pty`, the child's stdin/stdout/stderr are a new pty sized like our terminal.
-Result<Child> SpawnChild(const std::vector<std::string>& argv, bool use_pty);
+/// `cgroup_procs_fd` (>= 0): an open cgroup.procs the child writes "0" to before exec, so that it and
+/// every process it starts belong to that cgroup from their first instruction.
+Result<Child> SpawnChild(const std::vector<std::string>& argv, bool use_pty, int cgroup_procs_fd = -1);
 
 /// Sends `sig` to the child's whole process group.
 void SignalChildGroup(const Child& c, int sig);

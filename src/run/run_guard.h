@@ -9,6 +9,7 @@
 
 #include "guard/watcher.h"
 #include "host/host_view.h"
+#include "run/job_cgroup.h"
 #include "run/run_recorder.h"
 
 namespace sparkops::guard {
@@ -20,8 +21,9 @@ struct RunGuardOptions {
   std::ostream* notes = nullptr;  ///< where to say that the guard runs without a ledger (stderr)
 };
 
-/// Starts the guard for the job `pid` (also its process group). Null when `o` is nullopt.
+/// Starts the guard for the job `pid`: it stops the whole of `hold` (the job's cgroup, or every
+/// descendant under the subreaper), or without one the job's process group. Null when `o` is nullopt.
 std::unique_ptr<JobGuard> StartRunGuard(const HostView& ctx, RunRecorder& rec, const std::optional<RunGuardOptions>& o,
-                                        pid_t pid);
+                                        pid_t pid, const JobHold* hold = nullptr);
 
 }  // namespace sparkops::guard

@@ -154,15 +154,18 @@ Result<SuperviseResult> Supervise(const HostView& ctx, RunRecorder& rec, const S
     ::close(g_signal_pipe[0]), ::close(g_signal_pipe[1]);
   };
 
-  auto child = SpawnChild(o.argv, o.use_pty);
+  auto child = SpawnChild(o.argv, o.use_pty, o.hold ? o.hold->procs_fd() : -1);
   if (!child) {
     restore();
     return std::unexpected(child.error());
   }
   // run killed (kill -9): the sentinel stops the job with the grace, its output still reaching train.log.
   auto sentinel = Sentinel::Start(*child, rec.dir(), o.grace_s);
+  if (o.hold && sentinel) o.hold->Exclude(sentinel->pid());  // run's own helper, not the job's
+  if (o.hold && o.hold->mode() == JobHold::Mode::kCgroup && !o.hold->Holds(child->pid))
+    o.hold->FallBack("the job could not be moved into " + o.hold->path());
   on_start(child->pid);
-  auto mem_guard = guard::StartRunGuard(ctx, rec, o.guard, child->pid);
+  auto mem_guard = guard::StartRunGuard(ctx, rec, o.guard, child->pid, o.hold);
   SuperviseResult res;
   std::mutex mu;  // res.last_samples
   WriteFailures writes(rec);

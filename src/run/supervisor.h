@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "host/host_view.h"
+#include "run/job_cgroup.h"
 #include "run/run_guard.h"
 #include "run/run_recorder.h"
 #include "telemetry/live_view.h"
@@ -25,6 +26,7 @@ struct SuperviseOptions {
   bool use_pty = false;    ///< output through a pseudo-terminal (when sparkops is on a terminal)
   int live_out_fd = 1, live_err_fd = 2;  ///< where the job's output is shown live (-1: not shown)
   std::optional<guard::RunGuardOptions> guard;  ///< the memory guard (nullopt: --no-guard)
+  JobHold* hold = nullptr;  ///< the job's cgroup (or the subreaper fallback); null: its process group only
 };
 
 struct SuperviseResult {

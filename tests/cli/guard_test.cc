@@ -16,6 +16,7 @@
 
 #include "base/strings.h"
 #include "guard/event.h"
+#include "guard/pattern.h"
 #include "guard/victim.h"
 #include "host/child.h"
 #include "test_util.h"
@@ -30,37 +31,91 @@ using guard::VictimRules;
 
 constexpr uint64_t kMiB = 1ull << 20;
 
+/// A candidate as the reader fills it: `exe` is what the kernel says it runs.
+Candidate C(uint32_t pid, std::string exe, std::string cmd, std::optional<uint64_t> rss,
+            std::optional<uint64_t> gpu = {}) {
+  Candidate c;
+  c.pid = pid, c.name = BaseName(exe), c.exe = std::move(exe), c.cmdline = std::move(cmd), c.rss = rss, c.gpu = gpu;
+  return c;
+}
+
+/// `s` as an ERE matching it literally (each character but [A-Za-z0-9/_-] in brackets).
+std::string EreQuote(const std::string& s) {
+  std::string out;
+  for (char ch : s) {
+    if (std::isalnum(static_cast<unsigned char>(ch)) || ch == '/' || ch == '_' || ch == '-') out += ch;
+    else out += std::string("[") + ch + "]";
+  }
+  return out;
+}
+
+guard::Pattern P(const char* re) { return *guard::Pattern::Compile("--test", re); }
+
 TEST(GuardPickVictim, Table) {
-  const std::vector<Candidate> procs = {
-      {1, "systemd", "/sbin/init", 900 * kMiB, {}},
-      {2, "kthreadd", "", {}, {}},
-      {50, "sshd", "sshd: /usr/sbin/sshd -D", 10 * kMiB, {}},
-      {100, "python3", "python3 train.py", 2000 * kMiB, 60000 * kMiB},  // UMA: GPU memory counts
-      {200, "python3", "python3 -m vllm.entrypoints.openai.api_server", 30000 * kMiB, {}},
-      {300, "sparkops", "sparkops guard", 5 * kMiB, {}},
-      {400, "chrome", "chrome --type=renderer", 40000 * kMiB, {}},
-      {500, "zombie", "zombie", {}, {}},
+  std::vector<Candidate> procs = {
+      C(1, "/usr/lib/systemd/systemd", "/sbin/init", 900 * kMiB),
+      C(2, "", "", {}),
+      C(50, "/usr/sbin/sshd", "sshd: /usr/sbin/sshd -D", 10 * kMiB),
+      C(100, "/usr/bin/python3.12", "python3 train.py", 2000 * kMiB, 60000 * kMiB),  // UMA: GPU memory counts
+      C(200, "/usr/bin/python3.12", "python3 -m vllm.entrypoints.openai.api_server", 30000 * kMiB),
+      C(300, "/usr/bin/sparkops", "sparkops guard", 5 * kMiB),
+      C(400, "/opt/google/chrome/chrome", "chrome --type=renderer", 40000 * kMiB),
+      C(500, "/usr/bin/zombie", "zombie", {}),
   };
+  procs[1].kthread = true;
+  procs[2].cgroup = "/system.slice/ssh.service";
   auto pick = [&](const char* prefer, const char* avoid, const char* only) -> uint32_t {
     VictimRules r;
-    if (prefer) r.prefer = std::regex(prefer);
-    if (avoid) r.avoid = std::regex(avoid);
-    if (only) r.only = std::regex(only);
-    r.self = 300;
+    if (prefer) r.prefer = P(prefer);
+    if (avoid) r.avoid = P(avoid);
+    if (only) r.only = P(only);
+    r.protect = {300};
     auto i = PickVictim(procs, r);
     return i ? procs[*i].pid : 0;
   };
   EXPECT_EQ(pick(nullptr, nullptr, nullptr), 100u) << "largest resident + GPU memory";
-  EXPECT_EQ(pick(nullptr, "train", nullptr), 400u);
-  EXPECT_EQ(pick("vllm", nullptr, nullptr), 200u) << "preferred first, though smaller";
+  EXPECT_EQ(pick(nullptr, "python", nullptr), 400u) << "--avoid on the executable";
+  EXPECT_EQ(pick(nullptr, "train", nullptr), 100u) << "--avoid never reads the command line";
+  EXPECT_EQ(pick("vllm", nullptr, nullptr), 200u) << "preferred first (command line), though smaller";
+  EXPECT_EQ(pick("^/opt/google", nullptr, nullptr), 400u) << "preferred by executable";
   EXPECT_EQ(pick("nomatch", nullptr, nullptr), 100u);
   EXPECT_EQ(pick(nullptr, ".", nullptr), 0u) << "everything avoided: nobody";
-  EXPECT_EQ(pick(nullptr, nullptr, "sshd|init|guard"), 50u) << "never PID 1 or itself";
-  EXPECT_EQ(pick(nullptr, nullptr, "kthreadd|zombie"), 0u) << "never kernel threads or no RSS";
-  EXPECT_EQ(pick("python", "train", nullptr), 200u) << "avoid beats prefer";
-  std::vector<Candidate> tie = {{20, "a", "a", kMiB, {}}, {10, "b", "b", kMiB, {}}};
+  EXPECT_EQ(pick(nullptr, nullptr, "sshd|init|sparkops"), 50u) << "never PID 1 or protected";
+  EXPECT_EQ(pick(nullptr, "^/system\\.slice/", "sshd"), 0u) << "--avoid on the cgroup";
+  EXPECT_EQ(pick(nullptr, nullptr, "zombie"), 0u) << "no memory reading: gone";
+  EXPECT_EQ(pick("python", "^/usr/bin/python", nullptr), 400u) << "avoid beats prefer";
+
+  VictimRules r;
+  r.avoid_units = {"ssh.service"};
+  r.only = P("sshd");
+  EXPECT_FALSE(PickVictim(procs, r)) << "--avoid-unit";
+  procs[4].uid = 1000;
+  VictimRules by_user;
+  by_user.avoid_uids = {1000};
+  by_user.only = P("python");
+  EXPECT_EQ(procs[*PickVictim(procs, by_user)].pid, 100u) << "--avoid-user";
+
+  procs[3].oom_score_adj = -1000;
+  EXPECT_EQ(pick(nullptr, nullptr, nullptr), 400u) << "oom_score_adj -1000 is never chosen";
+
+  std::vector<Candidate> tie = {C(20, "/a", "a", kMiB), C(10, "/b", "b", kMiB)};
   EXPECT_EQ(tie[*PickVictim(tie, {})].pid, 10u) << "ties: lower PID";
+  tie[0].oom_score = 700, tie[1].oom_score = 300;
+  EXPECT_EQ(tie[*PickVictim(tie, {})].pid, 20u) << "ties: the kernel's oom_score first";
   EXPECT_FALSE(PickVictim(std::vector<Candidate>{}, {}));
+}
+
+TEST(GuardPickVictim, EmptyCommandLineDoesNotHide) {
+  std::vector<Candidate> procs = {C(10, "/home/u/hog", "", 900 * kMiB), C(20, "/usr/bin/python3", "python3 x", kMiB)};
+  EXPECT_EQ(procs[*PickVictim(procs, {})].pid, 10u);
+}
+
+TEST(GuardUnitOf, Table) {
+  EXPECT_EQ(guard::UnitOf("/system.slice/sshd.service"), "sshd.service");
+  EXPECT_EQ(guard::UnitOf("/user.slice/user-1000.slice/session-3.scope"), "session-3.scope");
+  EXPECT_EQ(guard::UnitOf("/system.slice/docker.service/sub/leaf"), "docker.service");
+  EXPECT_EQ(guard::UnitOf("/"), "");
+  EXPECT_EQ(guard::UnitOf(""), "");
 }
 
 struct Kid {
@@ -150,8 +205,10 @@ TEST(GuardCmd, StopsTheLargestAllowedProcessAndRespectsAvoid) {
   WaitForBoth(big, small, "guardtest-small-" + std::to_string(::getpid()));
   int rc = -1;
   std::string tag = "guardtest-.*-" + std::to_string(::getpid());
+  // --avoid names the executable the kernel reports (the emulator's, in a cross build), never argv.
+  const std::string exe = std::filesystem::read_symlink("/proc/" + std::to_string(big.c.pid) + "/exe").string();
   auto lines = RunGuard(
-      d, {"--root", LowMemRoot(d), "guard", "--only", tag, "--avoid", "avoidme", "--grace", "1"},
+      d, {"--root", LowMemRoot(d), "guard", "--only", tag, "--avoid", "^" + EreQuote(exe) + "$", "--grace", "1"},
       [&] { return !guard::ProcessAlive(small.c.pid); }, &rc);
   EXPECT_EQ(rc, 0);
   EXPECT_FALSE(guard::ProcessAlive(small.c.pid));

@@ -331,5 +331,69 @@ TEST(RunKilled, NormalEndDisarmsTheSentinel) {
   EXPECT_TRUE(OfType(d.path() + "/r", "supervisor_lost").empty());
 }
 
+// Issue 31: the guard stops every process of the job, also one that left its process group (setsid),
+// in the job's cgroup and under the subreaper fallback.
+class RunHold : public ::testing::TestWithParam<const char*> {};
+
+/// Until `path` holds a line starting with `want`, or 20 s.
+bool WaitForFile(const std::string& path, const std::string& want) {
+  for (int i = 0; i < 2000; ++i) {
+    std::ifstream f(path);
+    std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+    if (text.find(want) != std::string::npos) return true;
+    std::this_thread::sleep_for(10ms);
+  }
+  return false;
+}
+
+TEST_P(RunHold, SetsidChildHoldingMemoryIsStopped) {
+  FakeHost h(20 * kGiB);
+  testing::ScopedEnv mode("SPARKOPS_RUN_HOLD", GetParam());
+  const std::string alloc = testing::TargetShell({testing::BuildArtifact("guard_alloc"), "64", "0", "128"});
+  const std::string kid = h.d.path() + "/kid";
+  auto lr =
+      Start(h.root, h.d.path() + "/r", {"--min-available", "8G", "--grace", "1"},
+            "echo ready; setsid " + alloc + " > " + kid + ".out 2>&1 < /dev/null & echo $! > " + kid + ".pid; wait");
+  ASSERT_TRUE(WaitForFile(kid + ".out", "allocated 128 MiB"));
+  const pid_t child = static_cast<pid_t>(std::stol(ReadFileOrDie(kid + ".pid")));
+  EXPECT_NE(::getpgid(child), ::getpgid(lr.child.pid)) << "it left the job's process group";
+  h.SetMem(1 * kGiB);
+  std::string err;
+  EXPECT_EQ(Finish(lr, &err), 75) << err;
+  bool gone = false;
+  for (int i = 0; i < 500 && !gone; ++i) {
+    gone = !guard::ProcessAlive(static_cast<uint32_t>(child));
+    if (!gone) std::this_thread::sleep_for(10ms);
+  }
+  EXPECT_TRUE(gone) << "the setsid child holding 128 MiB outlived the guard's stop\n" << err;
+  if (!gone) ::kill(child, SIGKILL);
+  auto meta = nlohmann::json::parse(ReadFileOrDie(lr.dir + "/meta.json"));
+  const std::string want = GetParam();
+  if (want == "subreaper") EXPECT_EQ(meta["job_hold"]["mode"], "subreaper");
+  else EXPECT_TRUE(meta["job_hold"]["mode"] == "cgroup" || meta["job_hold"].contains("why_not_cgroup")) << meta.dump();
+  EXPECT_NE(err.find("sparkops run: job held "), std::string::npos) << err;
+}
+
+TEST_P(RunHold, JobForkingHundredsOfShortLivedChildrenIsStoppedWhole) {
+  FakeHost h(20 * kGiB);
+  testing::ScopedEnv mode("SPARKOPS_RUN_HOLD", GetParam());
+  auto lr = Start(h.root, h.d.path() + "/r", {"--min-available", "8G", "--grace", "1"},
+                  "echo ready; trap '' TERM; while :; do for i in $(seq 100); do (exit 0) & done; wait; "
+                  "echo round; done");
+  ASSERT_TRUE(WaitForFile(lr.dir + "/train.log", "round"));
+  h.SetMem(1 * kGiB);
+  std::string err;
+  EXPECT_EQ(Finish(lr, &err), 75) << err;
+  auto g = OfType(lr.dir, "memory_guard");
+  ASSERT_GE(g.size(), 1u);
+  EXPECT_EQ(g.back()["action"], "kill") << "it ignores SIGTERM: SIGKILL after the grace";
+  auto meta = nlohmann::json::parse(ReadFileOrDie(lr.dir + "/meta.json"));
+  if (meta["job_hold"]["mode"] == "cgroup")
+    EXPECT_FALSE(std::filesystem::exists(meta["job_hold"]["cgroup"].get<std::string>()))
+        << "the empty cgroup is removed";
+}
+
+INSTANTIATE_TEST_SUITE_P(Modes, RunHold, ::testing::Values("cgroup", "subreaper"));
+
 }  // namespace
 }  // namespace sparkops

@@ -1,0 +1,240 @@
+#include "run/job_cgroup.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "base/strings.h"
+#include "host/hostfs.h"
+
+namespace sparkops {
+
+namespace {
+
+/// Reads at most n-1 bytes of `name` under `dir_fd` into buf, NUL-terminated; bytes read or -1.
+ssize_t ReadAt(int dir_fd, const char* name, char* buf, size_t n) {
+  int fd = ::openat(dir_fd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+  if (fd < 0) return -1;
+  size_t got = 0;
+  while (got + 1 < n) {
+    ssize_t r = ::read(fd, buf + got, n - 1 - got);
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) break;
+    got += static_cast<size_t>(r);
+  }
+  ::close(fd);
+  buf[got] = '\0';
+  return static_cast<ssize_t>(got);
+}
+
+bool WriteAt(int dir_fd, const char* name, const char* text) {
+  int fd = ::openat(dir_fd, name, O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
+  if (fd < 0) return false;
+  size_t n = std::strlen(text);
+  bool ok = ::write(fd, text, n) == static_cast<ssize_t>(n);
+  ::close(fd);
+  return ok;
+}
+
+std::optional<uint64_t> ReadUintAt(int dir_fd, const char* name) {
+  char buf[64];
+  if (ReadAt(dir_fd, name, buf, sizeof buf) <= 0) return std::nullopt;
+  return ParseUint(Trim(buf));
+}
+
+/// Every (pid, ppid) of the real /proc.
+std::vector<std::pair<pid_t, pid_t>> ParentLinks() {
+  std::vector<std::pair<pid_t, pid_t>> out;
+  HostFs fs("/");
+  auto names = fs.List("/proc");
+  if (!names) return out;
+  for (const auto& n : *names) {
+    auto pid = ParseUint(n);
+    if (!pid || *pid == 0 || *pid > INT32_MAX) continue;
+    auto stat = fs.Read("/proc/" + n + "/stat", 4096);
+    if (!stat) continue;
+    size_t close = stat->rfind(')');
+    if (close == std::string::npos || close + 4 > stat->size()) continue;
+    if ((*stat)[close + 2] == 'Z') continue;  // a zombie cannot be signalled into exiting
+    std::string_view rest = std::string_view(*stat).substr(close + 4);
+    auto ppid = ParseUint(rest.substr(0, rest.find(' ')));
+    if (ppid) out.emplace_back(static_cast<pid_t>(*pid), static_cast<pid_t>(*ppid));
+  }
+  return out;
+}
+
+}  // namespace
+
+std::optional<std::pair<std::string, std::string>> ParseCgroup2Mount(std::string_view mountinfo) {
+  for (std::string_view line : SplitLines(mountinfo)) {
+    size_t dash = line.find(" - ");
+    if (dash == std::string_view::npos) continue;
+    std::string_view after = line.substr(dash + 3);
+    if (!after.starts_with("cgroup2 ")) continue;
+    std::vector<std::string_view> f;
+    for (std::string_view rest = line.substr(0, dash); f.size() < 5;) {
+      size_t sp = rest.find(' ');
+      f.push_back(rest.substr(0, sp));
+      if (sp == std::string_view::npos) break;
+      rest = rest.substr(sp + 1);
+    }
+    if (f.size() == 5) return std::pair{std::string(f[4]), std::string(f[3])};
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> ParseCgroup2Path(std::string_view proc_cgroup) {
+  for (std::string_view line : SplitLines(proc_cgroup))
+    if (line.starts_with("0::")) return std::string(line.substr(3));
+  return std::nullopt;
+}
+
+std::vector<pid_t> Descendants(const std::vector<std::pair<pid_t, pid_t>>& ppid_of, pid_t root, pid_t skip) {
+  std::vector<pid_t> out{root};
+  for (size_t i = 0; i < out.size() && out.size() <= ppid_of.size() + 1; ++i)
+    for (const auto& [pid, ppid] : ppid_of)
+      if (ppid == out[i] && pid != root && pid != skip) out.push_back(pid);
+  out.erase(out.begin());
+  return out;
+}
+
+JobHold JobHold::Subreaper(std::string why) {
+  JobHold h;
+  h.mode_ = Mode::kSubreaper;
+  h.why_ = std::move(why);
+  ::prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+  return h;
+}
+
+JobHold JobHold::Make() {
+  HostFs fs("/");
+  auto mi = fs.Read("/proc/self/mountinfo", 1u << 20);
+  auto mount = mi ? ParseCgroup2Mount(*mi) : std::nullopt;
+  if (!mount) return Subreaper("no cgroup2 file system is mounted");
+  auto self = fs.Read("/proc/self/cgroup", 65536);
+  auto own = self ? ParseCgroup2Path(*self) : std::nullopt;
+  if (!own) return Subreaper("this process has no cgroup v2 path");
+  if (mount->second != "/" && !own->starts_with(mount->second)) return Subreaper("its cgroup is outside the mount");
+  std::string rel = mount->second == "/" ? *own : own->substr(mount->second.size());
+  std::string parent = mount->first + (rel == "/" ? "" : rel);
+  std::string dir = parent + "/sparkops-run-" + std::to_string(::getpid());
+  if (::mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST)
+    return Subreaper("cannot create " + dir + ": " + std::strerror(errno) + " (cgroup not delegated)");
+  JobHold h;
+  h.dir_fd_ = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+  struct stat st {};
+  if (h.dir_fd_ < 0 || ::fstat(h.dir_fd_, &st) != 0 || st.st_uid != ::geteuid()) {
+    ::rmdir(dir.c_str());
+    return Subreaper(dir + " is not this user's directory");
+  }
+  h.procs_fd_ = ::openat(h.dir_fd_, "cgroup.procs", O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
+  if (h.procs_fd_ < 0) {
+    std::string why = "cannot write " + dir + "/cgroup.procs: " + std::strerror(errno);
+    ::close(h.dir_fd_);
+    h.dir_fd_ = -1;
+    ::rmdir(dir.c_str());
+    return Subreaper(why);
+  }
+  h.mode_ = Mode::kCgroup;
+  h.dir_ = dir;
+  return h;
+}
+
+JobHold::JobHold(JobHold&& o) noexcept
+    : mode_(o.mode_),
+      dir_(std::move(o.dir_)),
+      why_(std::move(o.why_)),
+      procs_fd_(o.procs_fd_),
+      dir_fd_(o.dir_fd_),
+      helper_(o.helper_) {
+  o.procs_fd_ = o.dir_fd_ = -1;
+  o.dir_.clear();
+}
+
+JobHold::~JobHold() {
+  if (procs_fd_ >= 0) ::close(procs_fd_);
+  if (dir_fd_ < 0) return;
+  // Processes the job left running (a daemon it started) are left alone, and so is their cgroup:
+  // rmdir fails while it is populated.
+  ::close(dir_fd_);
+  ::rmdir(dir_.c_str());
+}
+
+bool JobHold::Holds(pid_t pid) const {
+  if (mode_ != Mode::kCgroup) return false;
+  auto text = HostFs("/").Read("/proc/" + std::to_string(pid) + "/cgroup", 65536);
+  auto path = text ? ParseCgroup2Path(*text) : std::nullopt;
+  return path && dir_.ends_with(*path) && !path->empty() && *path != "/";
+}
+
+void JobHold::FallBack(std::string why) {
+  if (procs_fd_ >= 0) ::close(procs_fd_);
+  if (dir_fd_ >= 0) ::close(dir_fd_);
+  procs_fd_ = dir_fd_ = -1;
+  if (!dir_.empty()) ::rmdir(dir_.c_str());
+  dir_.clear();
+  mode_ = Mode::kSubreaper;
+  why_ = std::move(why);
+  ::prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+}
+
+void JobHold::SignalAll(pid_t job, int sig) const {
+  if (mode_ == Mode::kSubreaper) {
+    if (job > 0) ::kill(job, sig);
+    for (pid_t p : Descendants(ParentLinks(), ::getpid(), helper_))
+      if (p != job) ::kill(p, sig);
+    return;
+  }
+  if (sig == SIGKILL && WriteAt(dir_fd_, "cgroup.kill", "1")) return;
+  bool frozen = WriteAt(dir_fd_, "cgroup.freeze", "1");
+  char buf[65536];
+  for (int round = 0; round < 2; ++round) {  // a second pass catches a fork that raced an unfrozen read
+    if (ReadAt(dir_fd_, "cgroup.procs", buf, sizeof buf) < 0) break;
+    for (char* p = buf; *p;) {
+      char* end = nullptr;
+      long pid = std::strtol(p, &end, 10);
+      if (end == p) break;
+      if (pid > 0) ::kill(static_cast<pid_t>(pid), sig);
+      p = *end ? end + 1 : end;
+    }
+    if (frozen) break;
+  }
+  if (frozen) WriteAt(dir_fd_, "cgroup.freeze", "0");
+}
+
+bool JobHold::Populated(pid_t job) const {
+  if (mode_ == Mode::kSubreaper) {
+    if (job > 0 && ::kill(job, 0) == 0) return true;
+    return !Descendants(ParentLinks(), ::getpid(), helper_).empty();
+  }
+  char buf[256];
+  if (ReadAt(dir_fd_, "cgroup.events", buf, sizeof buf) <= 0) return false;
+  return std::strstr(buf, "populated 1") != nullptr;
+}
+
+std::optional<uint64_t> JobHold::MemoryCurrent() const {
+  return dir_fd_ >= 0 ? ReadUintAt(dir_fd_, "memory.current") : std::nullopt;
+}
+
+std::optional<uint64_t> JobHold::MemoryPeak() const {
+  return dir_fd_ >= 0 ? ReadUintAt(dir_fd_, "memory.peak") : std::nullopt;
+}
+
+Result<void> JobHold::SetLimits(std::optional<uint64_t> high, std::optional<uint64_t> max) const {
+  if (dir_fd_ < 0) return IoError("memory limits need the job's cgroup; " + why_);
+  for (auto [name, v] : {std::pair{"memory.high", high}, std::pair{"memory.max", max}}) {
+    if (!v) continue;
+    if (!WriteAt(dir_fd_, name, (std::to_string(*v) + "\n").c_str()))
+      return IoError("cannot write " + dir_ + "/" + name + ": " + std::strerror(errno) +
+                     " (the memory controller is not enabled for this cgroup)");
+  }
+  return {};
+}
+
+}  // namespace sparkops
