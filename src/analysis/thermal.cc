@@ -37,6 +37,7 @@ enum ThermalCsvParser::Col : int {
   kBitHwThermal,
   kBitHwBrake,
   kPageCache,
+  kEnergy,  // issue 37: the NVML total-energy counter, J
   kPowerFirst = 1000,  // issue 18: kPowerFirst + PowerColumnIndex(name), clear of other columns
 };
 
@@ -92,6 +93,7 @@ int ColumnFor(std::string name) {
       {"clocks_event_reasons.hw_power_brake_slowdown", 20},
       {"clocks_throttle_reasons.hw_power_brake_slowdown", 20},
       {"page_cache_gib", 21},
+      {"energy_j", 22},
   };
   for (const M& m : kMap)
     if (name == m.n) return m.c;
@@ -212,6 +214,7 @@ Result<bool> ThermalCsvParser::AddLine(std::string_view raw, uint64_t lineno) {
                                          &r.gpu_attributed_gib};
         if (c >= kPowerFirst) *PowerColumnSlot(r.power, c - kPowerFirst) = *num;
         else if (c == kPageCache) r.page_cache_gib = *num;
+        else if (c == kEnergy) r.energy_j = *num;
         else *slot[c] = *num;
       }
     }
