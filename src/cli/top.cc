@@ -47,8 +47,7 @@ class TopCollector {
     GpuSnapshot snap;
     snap.source = f.sample.gpu_source;
     if (f.sample.gpu && f.sample.gpu->error.empty()) snap.gpus.push_back(*f.sample.gpu);
-    if (auto scan = ListWorkloads(ctx_, snap)) f.scan = std::move(*scan);
-    else f.scan_error = scan.error().message;
+    f.scan = Workloads(snap, &f.scan_error);
     if (f.scan) f.cores = Cores(*f.scan);
     return f;
   }
@@ -81,8 +80,49 @@ class TopCollector {
     return cores;
   }
 
+  /// The workloads: the whole process table is classified again every kRescan (a new server or
+  /// job shows up within that); in between only the known processes' RSS (/proc/PID/status) and
+  /// NVML memory are refreshed, and a process gone ends the wait. A full scan costs most of a
+  /// frame's CPU on a host with hundreds of processes (docs/top.md, "Figures").
+  std::optional<WorkloadScan> Workloads(const GpuSnapshot& snap, std::string* error) {
+    auto now = std::chrono::steady_clock::now();
+    if (scan_ && now - scanned_ < kRescan && RefreshKnown(snap)) return scan_;
+    auto scan = ListWorkloads(ctx_, snap);
+    if (!scan) {
+      *error = scan.error().message;
+      scan_.reset();
+      return std::nullopt;
+    }
+    scan_ = std::move(*scan);
+    scanned_ = now;
+    return scan_;
+  }
+
+  /// False when a known process is gone (a full scan is due).
+  bool RefreshKnown(const GpuSnapshot& snap) {
+    const GpuMemByPid gpu = GpuMemoryByPid(snap);
+    auto refresh = [&](WorkloadProcess& p) {
+      auto text = ctx_.fs.Read("/proc/" + std::to_string(p.pid) + "/status");
+      auto st = text ? ParseStatus(*text) : Result<ProcStatus>(std::unexpected(text.error()));
+      if (!st) return false;
+      p.rss_bytes = st->rss_bytes;
+      auto it = gpu.find(p.pid);
+      p.gpu_bytes = it != gpu.end() ? it->second : std::nullopt;
+      return true;
+    };
+    for (auto& w : scan_->workloads) {
+      if (!refresh(w.main)) return false;
+      for (auto& c : w.children)
+        if (!refresh(c)) return false;
+    }
+    return true;
+  }
+
+  static constexpr std::chrono::seconds kRescan{5};
   const HostView& ctx_;
   Sampler sampler_;
+  std::optional<WorkloadScan> scan_;
+  std::chrono::steady_clock::time_point scanned_{};
   double interval_s_;
   std::vector<uint64_t> history_;
   std::map<uint32_t, std::pair<uint64_t, uint64_t>> ticks_;  ///< pid -> (start_ticks, utime+stime)
@@ -111,7 +151,7 @@ int Interactive(Context& ctx, TopCollector& collector, double interval_s) {
     view.height = full ? size.rows : 10000;
     if (!tty.Draw(RenderTopLines(frame, view))) return kExitProblem;
     for (bool redraw = false; !redraw;) {
-      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(next - std::chrono::steady_clock::now());
+      auto left = std::chrono::ceil<std::chrono::milliseconds>(next - std::chrono::steady_clock::now());
       int key = tty.WaitKey(static_cast<int>(std::clamp<int64_t>(left.count(), 0, 86400000)));
       switch (key) {
         case TopTerminal::kStop:

@@ -37,12 +37,13 @@ std::string Printable(std::string_view s) {
 /// `line` cut to `width` columns (UTF-8 code points; every character used here is one column).
 std::string Cut(const std::string& line, int width) {
   int cols = 0;
-  for (size_t i = 0; i < line.size(); ++i) {
-    if ((static_cast<unsigned char>(line[i]) & 0xC0) == 0x80) continue;
-    if (cols == width) return line.substr(0, i);
+  size_t end = 0;
+  for (; end < line.size(); ++end) {
+    if ((static_cast<unsigned char>(line[end]) & 0xC0) == 0x80) continue;
+    if (cols == width) break;
     ++cols;
   }
-  std::string out = line;
+  std::string out = line.substr(0, end);
   while (!out.empty() && out.back() == ' ') out.pop_back();
   return out;
 }
@@ -71,7 +72,7 @@ std::vector<std::string> PoolLines(const TopFrame& f, const TopView& v) {
     auto [lo, hi] = std::minmax_element(f.available_history.begin(), f.available_history.end());
     size_t width = static_cast<size_t>(std::max(10, v.width - 44));
     size_t n = std::min(width, f.available_history.size());
-    out.push_back(fmt::format("      available {:<{}}  last {:.0f}s, {}..{}",
+    out.push_back(fmt::format("      available {:<{}}  last {:g}s, {}..{}",
                               Sparkline(f.available_history, width, v.unicode), n,
                               static_cast<double>(n) * f.interval_s, Short(*lo), Short(*hi)));
   }

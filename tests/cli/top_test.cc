@@ -66,8 +66,11 @@ TEST(Top, OnceGoldenAt80And200Columns) {
     EXPECT_EQ(CheckGolden(std::string("top_gb10_") + cols + ".txt", MaskTime(r.out)), "");
     int width = 0;  // in code points: every character top prints is one column
     for (char c : r.out) {
-      if (c == '\n') width = 0;
-      else if ((static_cast<unsigned char>(c) & 0xC0) != 0x80) EXPECT_LE(++width, std::stoi(cols)) << r.out;
+      if (c == '\n') {
+        width = 0;
+      } else if ((static_cast<unsigned char>(c) & 0xC0) != 0x80) {
+        EXPECT_LE(++width, std::stoi(cols)) << r.out;
+      }
     }
   }
 }
@@ -174,20 +177,19 @@ class PtyTop {
   /// Exit status after `q`, or -1 when it did not exit within 10 s. Keeps reading the pty so the
   /// child is never blocked on its output.
   int Exit() {
-    for (int i = 0; i < 1000; ++i) {
+    auto end = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    char buf[4096];
+    while (std::chrono::steady_clock::now() < end) {
       int st = 0;
       struct pollfd p {
         master_, POLLIN, 0
       };
-      if (poll(&p, 1, 10) > 0) {
-        char buf[4096];
-        ssize_t n = read(master_, buf, sizeof buf);
-        if (n > 0) seen_.append(buf, static_cast<size_t>(n));
-      }
+      ssize_t n = -1;
+      if (poll(&p, 1, 10) > 0 && (n = read(master_, buf, sizeof buf)) > 0) seen_.append(buf, static_cast<size_t>(n));
+      if (n <= 0) usleep(10000);  // the pty hung up: the child is exiting (a busy host may take a while)
       if (waitpid(pid_, &st, WNOHANG) == pid_) {
         reaped_ = true;
-        char buf[4096];
-        for (ssize_t n; poll(&p, 1, 0) > 0 && (n = read(master_, buf, sizeof buf)) > 0;)
+        while (poll(&p, 1, 0) > 0 && (n = read(master_, buf, sizeof buf)) > 0)
           seen_.append(buf, static_cast<size_t>(n));
         return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
       }
