@@ -149,6 +149,7 @@ Result<AnalysisResult> Analyze(const AnalyzeInputs& in, const LocalZone& zone, c
                       FormatUtcMillis(FromUnixMillis(ta)), FormatUtcMillis(FromUnixMillis(tb)),
                       FormatUtcMillis(FromUnixMillis(a)), FormatUtcMillis(FromUnixMillis(b))));
   }
+  if (r.thermal) r.energy = EnergyOfRun(*r.thermal, r.series);
   CheckEnd(r, fs);
   return r;
 }

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "analysis/classify.h"
+#include "analysis/energy.h"
 #include "analysis/localtime.h"
 #include "analysis/run_dir.h"
 #include "analysis/slowdown.h"
@@ -52,6 +53,8 @@ struct AnalysisResult {
   std::vector<SlowdownEvent> slowdowns;
   RunEnd end;
   std::vector<std::string> warnings;  ///< e.g. the thermal samples do not overlap the log in time
+  std::optional<RunEnergy> energy;    ///< issue 37: from the thermal CSV; absent without power readings
+  std::optional<double> price_kwh;    ///< `analyze --price-kwh`: the cost of `energy` is shown
   /// One line for the top of every output: what was found.
   std::string Verdict() const;
 };

@@ -32,6 +32,9 @@ int CmdAnalyze(Context& ctx, const std::vector<std::string>& args) {
                   "template for step lines no built-in parser reads, e.g. 'step {step} loss {loss}' "
                   "(fields: step total loss time ms its throughput lr _ *)")
       ->check(NonEmpty());
+  std::optional<double> price_kwh;
+  AddNumber(*app, "--price-kwh", price_kwh, {0, 1e6, false, false, "per kWh"},
+            "price of a kWh: the run's energy is also shown as a cost (in that currency)");
   if (auto rc = ParseFlags(*app, args, ctx)) return *rc;
   if (dir.empty() == log.empty()) {
     ctx.err << "sparkops analyze: give a run directory or --log FILE (exactly one)\n";
@@ -73,6 +76,7 @@ int CmdAnalyze(Context& ctx, const std::vector<std::string>& args) {
     ctx.err << "sparkops analyze: " << result.error().message << "\n";
     return kExitUsage;
   }
+  result->price_kwh = price_kwh;
   const std::optional<RunMemory> memory = RunMemoryOf(ctx, *result);
   const RunMemory* mem = memory ? &*memory : nullptr;
   if (!html.empty()) {

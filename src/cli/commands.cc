@@ -25,6 +25,7 @@ const std::vector<Command>& Commands() {
       {"exporter", "serve Prometheus metrics on /metrics", &CmdExporter},
       {"bandwidth", "turn memory bandwidth into a decode tokens/s ceiling", &CmdBandwidth},
       {"guard", "stop the largest process before the unified memory pool runs out", &CmdGuard},
+      {"top", "live view of the pool, the GPU, pressure and the workloads on the pool", &CmdTop},
   };
   return kCommands;
 }

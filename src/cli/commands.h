@@ -20,5 +20,6 @@ int CmdAnalyze(Context& ctx, const std::vector<std::string>& args);
 int CmdExporter(Context& ctx, const std::vector<std::string>& args);
 int CmdBandwidth(Context& ctx, const std::vector<std::string>& args);
 int CmdGuard(Context& ctx, const std::vector<std::string>& args);
+int CmdTop(Context& ctx, const std::vector<std::string>& args);
 
 }  // namespace sparkops

@@ -38,6 +38,7 @@ Result<MemInfo> ParseMemInfo(std::string_view text) {
       {"HugePages_Total", &MemInfo::hugepages_total},
       {"HugePages_Free", &MemInfo::hugepages_free},
       {"Hugepagesize", &MemInfo::hugepage_size},
+      {"Mlocked", &MemInfo::mlocked},
   };
   for (std::string_view line : SplitLines(text)) {
     if (Trim(line).empty()) continue;

@@ -13,7 +13,8 @@ namespace sparkops {
 
 struct MemInfo {
   std::optional<uint64_t> total, free, available, buffers, cached, swap_cached, shmem, sreclaimable, swap_total,
-      swap_free, hugepages_total, hugepages_free, hugepage_size;
+      swap_free, hugepages_total, hugepages_free, hugepage_size,
+      mlocked;  ///< Mlocked: pinned pages (cudaHostAlloc, mlock), not reclaimable
 
   /// Page cache that drop_caches can reclaim: Cached + Buffers - Shmem (bytes), if all known.
   std::optional<uint64_t> PageCache() const;

@@ -4,6 +4,7 @@
 
 #include "base/strings.h"
 #include "base/timefmt.h"
+#include "report/energy.h"
 
 namespace sparkops {
 
@@ -41,6 +42,7 @@ std::string RenderAnalysisText(const AnalysisResult& r) {
     o += fmt::format("thermal  {}: {} samples ({} format){}\n", r.in.thermal, r.thermal->rows.size(), r.thermal->format,
                      r.thermal->interval_ms ? fmt::format(", every {:g} s", r.thermal->interval_ms / 1000.0) : "");
   else o += "thermal  none (causes other than contention cannot be checked)\n";
+  o += EnergyText(r);  // issue 37
   if (!r.in.events.empty())
     o += fmt::format("events   {}: {} record{}\n", r.in.events, r.events.size(), r.events.size() == 1 ? "" : "s");
   const Detection& d = r.detection;
@@ -124,6 +126,7 @@ nlohmann::json RenderAnalysisJson(const AnalysisResult& r) {
     for (auto& x : r.end.last_samples) end["last_samples"].push_back(SampleLine(x));
   }
   j["end"] = r.in.dir.empty() ? json() : end;
+  j["energy"] = EnergyJson(r);  // issue 37
   return j;
 }
 

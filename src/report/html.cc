@@ -10,6 +10,7 @@
 #include "base/strings.h"
 #include "base/timefmt.h"
 #include "report/analysis.h"
+#include "report/energy.h"
 #include "telemetry/columns.h"
 
 namespace sparkops {
@@ -310,6 +311,8 @@ std::string RenderHtmlReport(const AnalysisResult& r, const RunMemory* memory) {
                    Esc(r.series.formats.empty() ? "no step format recognised" : r.series.formats),
                    Esc(r.series.time_source));
   h += fmt::format("<div class=\"verdict {}\">{}</div>", cls, Esc(r.Verdict()));
+  if (std::string e = EnergyText(r); !e.empty())  // issue 37: "energy   12.34 Wh (...)"
+    h += "<div class=\"sub\">" + Esc(e.substr(9, e.size() - 10)) + "</div>";
   if (memory) {
     h += "<div class=\"card mem\"><b>Memory.</b> " + Esc(memory->headline) + ".<ol>";
     for (const auto& st : memory->ladder.steps)
