@@ -1,5 +1,7 @@
 #include "exporter/metrics_cache.h"
 
+#include <exception>
+
 #include "report/prometheus.h"
 
 namespace sparkops {
@@ -47,7 +49,13 @@ void MetricsCache::CollectLoop() {
     lock.unlock();
     // Off the lock: scrapes meanwhile are served the previous body.
     const auto started = std::chrono::steady_clock::now();
-    Collection c = collect_();
+    Collection c;
+    try {
+      c = collect_();
+    } catch (const std::exception& e) {  // a library threw: a body that says so, never a dead worker
+      c = Collection();
+      c.inputs.collectors.push_back({"collection", false, 0, e.what()});
+    }
     c.inputs.preflight = std::move(preflight);
     if (preflight_status) c.inputs.collectors.push_back(*preflight_status);
     std::string body = RenderMetrics(c.inputs);

@@ -148,7 +148,9 @@ TEST(JsonParse, DepthIsBoundedAndEverythingElseIsNlohmannsJson) {
   for (const auto& c : cases) {
     auto j = ParseJson(c.text);
     EXPECT_EQ(j.has_value(), c.ok) << c.text.substr(0, 40);
-    if (!j) EXPECT_NE(j.error().message.find(c.error), std::string::npos) << j.error().message;
+    if (!j) {
+      EXPECT_NE(j.error().message.find(c.error), std::string::npos) << j.error().message;
+    }
     EXPECT_EQ(ParseJsonOrDiscarded(c.text).is_discarded(), !c.ok);
   }
   EXPECT_TRUE(ParseJson("[[[1]]]", 3));
