@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "base/json_parse.h"
 #include "base/strings.h"
 #include "base/timefmt.h"
 
@@ -24,7 +25,7 @@ Result<std::vector<RunEvent>> ParseEventsJsonl(std::string_view text, const std:
     ++n;
     if (Trim(line).empty()) continue;
     auto where = source + ":" + std::to_string(n);
-    auto j = nlohmann::json::parse(line, nullptr, false);
+    auto j = ParseJsonOrDiscarded(line);
     if (j.is_discarded() && unterminated && n == lines.size()) break;  // a torn last record: ignored
     if (!j.is_object()) return InputError(where + ": not a JSON object");
     auto t = j.find("time");
@@ -40,7 +41,7 @@ Result<std::vector<RunEvent>> ParseEventsJsonl(std::string_view text, const std:
 }
 
 Result<RunMeta> ParseRunMeta(std::string_view text, const std::string& source) {
-  auto j = nlohmann::json::parse(text, nullptr, false);
+  auto j = ParseJsonOrDiscarded(text);
   if (!j.is_object()) return InputError(source + ": not a JSON object");
   RunMeta m;
   if (auto it = j.find("start_time"); it != j.end()) {

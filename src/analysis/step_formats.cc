@@ -6,6 +6,7 @@
 
 #include "analysis/step_line_detail.h"
 #include "base/bytescan.h"
+#include "base/json_parse.h"
 
 namespace sparkops::detail {
 
@@ -56,7 +57,7 @@ void ParseHfDict(std::string_view s, StepLine& r) {
 }
 
 void ParseJsonMetrics(std::string_view s, StepLine& r) {
-  auto j = nlohmann::json::parse(s, nullptr, /*allow_exceptions=*/false);
+  auto j = ParseJsonOrDiscarded(s);
   if (!j.is_object()) return;
   r.format = "jsonl";
   auto num = [&](std::initializer_list<const char*> keys) -> std::optional<double> {

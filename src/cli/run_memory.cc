@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "base/json_parse.h"
 #include "base/strings.h"
 #include "cli/plan_options.h"
 #include "host/hostfs.h"
@@ -22,7 +23,7 @@ Result<memory::Plan> RebuildPlan(Context& ctx, const std::string& dir, const std
   if (std::find(args.begin(), args.end(), "--budget-gib") == args.end()) {
     auto text = ReadLocalFile(dir + "/plan.json", 1u << 20);
     if (!text) return InputError(text.error().message);
-    auto j = nlohmann::json::parse(*text, nullptr, false);
+    auto j = ParseJsonOrDiscarded(*text);
     auto b = j.is_object() ? j.find("budget_gib") : j.end();
     if (!j.is_object() || b == j.end() || !b->is_number() || !(b->get<double>() > 0))
       return InputError(dir + "/plan.json: no positive number in field `budget_gib`");

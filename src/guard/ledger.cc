@@ -4,9 +4,16 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <map>
+#include <set>
+
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "base/json_parse.h"
 #include "base/json_text.h"
+#include "host/meminfo.h"
+#include "host/owned_read.h"
 #include "host/pidns.h"
 #include "host/proctable.h"
 #include "host/write_file.h"
@@ -14,8 +21,8 @@
 namespace sparkops::guard {
 
 namespace {
-constexpr size_t kMaxLedgers = 256;
 constexpr size_t kMaxLedgerBytes = 64u << 10;
+constexpr size_t kMaxUsers = 4096;  // /run/user/UID directories looked at
 
 std::optional<uint64_t> StartTicks(const HostFs& fs, uint32_t pid) {
   auto text = fs.Read("/proc/" + std::to_string(pid) + "/stat", 4096);
@@ -23,6 +30,32 @@ std::optional<uint64_t> StartTicks(const HostFs& fs, uint32_t pid) {
   auto st = ParseStat(*text);
   if (!st) return std::nullopt;
   return st->start_ticks;
+}
+
+/// The PID a ledger's file name gives ("4242.json"), or nullopt for any other name (temporaries).
+std::optional<uint32_t> LedgerPid(const std::string& name) {
+  if (name.size() < 6 || name.size() > 15 || name.compare(name.size() - 5, 5, ".json") != 0) return std::nullopt;
+  const std::string digits = name.substr(0, name.size() - 5);
+  if (digits.find_first_not_of("0123456789") != std::string::npos || digits[0] == '0') return std::nullopt;
+  const uint64_t v = std::stoull(digits);
+  if (v > UINT32_MAX) return std::nullopt;
+  return static_cast<uint32_t>(v);
+}
+
+/// Why `l`, read from `uid`'s directory as file `name_pid`, is not to be believed; "" when it is.
+std::string Distrust(const HostFs& fs, const Ledger& l, uint32_t uid, bool host_dir, uint32_t name_pid,
+                     std::optional<uint64_t> mem_total) {
+  if (l.pid != name_pid) return fmt::format("field pid {} is not the file's name", l.pid);
+  if (l.mode == "host" && !host_dir) return "mode \"host\" outside /run/sparkops/guard";
+  if (mem_total && l.min_available_bytes > *mem_total)
+    return fmt::format("field min_available_bytes {} exceeds MemTotal {}", l.min_available_bytes, *mem_total);
+  if (LedgerLive(fs, l)) {  // a running guard: it must run as the directory's owner
+    auto status = fs.Read("/proc/" + std::to_string(l.pid) + "/status", 64u << 10);
+    auto st = status ? ParseStatus(*status) : Result<ProcStatus>(std::unexpected(status.error()));
+    if (!st || !st->uid) return fmt::format("pid {}: its owner cannot be read", l.pid);
+    if (*st->uid != uid) return fmt::format("pid {} runs as uid {}, not uid {}", l.pid, *st->uid, uid);
+  }
+  return "";
 }
 }  // namespace
 
@@ -41,7 +74,7 @@ std::string LedgerJson(const Ledger& l) {
 }
 
 Result<Ledger> ParseLedger(std::string_view text) {
-  auto j = nlohmann::json::parse(text, nullptr, false);
+  auto j = ParseJsonOrDiscarded(text);
   if (j.is_discarded() || !j.is_object()) return InputError("not a JSON object");
   Ledger l;
   auto uint_field = [&](const char* k, uint64_t max) -> Result<uint64_t> {
@@ -75,6 +108,7 @@ Result<Ledger> ParseLedger(std::string_view text) {
         !a["reason"].is_string() || !a.contains("count") || !a["count"].is_number_unsigned())
       return InputError("field actions: an entry is not {action, reason, count}");
     const std::string action = a["action"], reason = a["reason"];
+    if (a["count"].get<uint64_t>() > kMaxLedgerCount) return InputError("field actions: a count beyond 1000000");
     // Only the names a guard writes: a ledger in a user's runtime directory must not mint series.
     if (action != "flush" && action != "terminate" && action != "kill" && action != "would_terminate")
       return InputError("field actions: unknown action '" + action.substr(0, 32) + "'");
@@ -90,29 +124,67 @@ std::string LedgerDir(uint32_t uid) {
 }
 
 std::vector<Ledger> ReadLedgers(const HostFs& fs, std::vector<std::string>* problems) {
-  std::vector<std::string> dirs = {LedgerDir(0)};
+  auto problem = [&](std::string p) {
+    if (problems) problems->push_back(std::move(p));
+  };
+  std::optional<uint64_t> mem_total;
+  if (auto mi = ReadMemInfo(fs)) mem_total = mi->total;
+  std::vector<Ledger> out;
+  std::set<uint32_t> pids;              // one series per guard
+  std::map<uint32_t, size_t> per_uid;   // ledgers taken per owner: one user's junk hides only their own
+  std::set<uint32_t> capped;
+  // One ledger file, `uid`'s: read and believed, or named in the problems.
+  auto take = [&](const std::string& dir, uint32_t pid, uint32_t uid) {
+    if (++per_uid[uid] > kMaxLedgersPerUid) {
+      if (capped.insert(uid).second)
+        problem(
+            fmt::format("{}: uid {} has more than {} ledgers; the rest are not counted", dir, uid, kMaxLedgersPerUid));
+      return;
+    }
+    const std::string path = fmt::format("{}/{}.json", dir, pid);
+    auto text = ReadForProcess(fs, path, uid, kMaxLedgerBytes);
+    auto l = text ? ParseLedger(*text) : Result<Ledger>(std::unexpected(text.error()));
+    if (!l) {
+      problem(l.error().message.starts_with(path) ? l.error().message : path + ": " + l.error().message);
+      return;
+    }
+    if (std::string why = Distrust(fs, *l, uid, dir == LedgerDir(0), pid, mem_total); !why.empty()) {
+      problem(path + ": " + why + "; not counted");
+      return;
+    }
+    if (!pids.insert(l->pid).second) {
+      problem(path + ": a second ledger for pid " + std::to_string(l->pid) + "; not counted");
+      return;
+    }
+    out.push_back(std::move(*l));
+  };
+  // The <pid>.json names in `dir` (owned by `dir_uid`, root or us, reached through no link), sorted.
+  auto list = [&](const std::string& dir, uint32_t dir_uid) {
+    std::vector<uint32_t> files;
+    auto names = ListOwned(fs, dir, dir_uid);
+    if (!names) {
+      if (names.error().kind != Error::Kind::kNotFound) problem(names.error().message);
+      return files;
+    }
+    for (const std::string& n : *names)
+      if (auto pid = LedgerPid(n)) files.push_back(*pid);  // ledgers, not temporaries
+    std::sort(files.begin(), files.end());
+    return files;
+  };
+
+  std::vector<uint32_t> uids = {0};
   if (auto users = fs.List("/run/user"))
     for (const std::string& u : *users)
-      if (!u.empty() && u.size() <= 10 && u.find_first_not_of("0123456789") == std::string::npos)
-        dirs.push_back("/run/user/" + u + "/sparkops/guard");
-  std::vector<Ledger> out;
-  size_t seen = 0;
-  for (const std::string& dir : dirs) {
-    auto names = fs.List(dir);
-    if (!names) continue;
-    std::sort(names->begin(), names->end());
-    for (const std::string& n : *names) {
-      if (n.size() < 6 || n.compare(n.size() - 5, 5, ".json") != 0) continue;  // ledgers, not temporaries
-      if (++seen > kMaxLedgers) {
-        if (problems) problems->push_back(dir + ": more than 256 ledgers; the rest are not counted");
-        return out;
-      }
-      const std::string path = dir + "/" + n;
-      auto text = fs.Read(path, kMaxLedgerBytes);
-      auto l = text ? ParseLedger(*text) : Result<Ledger>(std::unexpected(text.error()));
-      if (l) out.push_back(std::move(*l));
-      else if (problems) problems->push_back(path + ": " + l.error().message);
-    }
+      if (!u.empty() && u.size() <= 10 && u.find_first_not_of("0123456789") == std::string::npos &&
+          std::stoull(u) <= UINT32_MAX && std::stoull(u) != 0 && uids.size() < kMaxUsers)
+        uids.push_back(static_cast<uint32_t>(std::stoull(u)));
+  std::sort(uids.begin(), uids.end());
+  for (uint32_t uid : uids)
+    for (uint32_t pid : list(LedgerDir(uid), uid)) take(LedgerDir(uid), pid, uid);
+  // The shared spool (root's, sticky, world-writable): each file is its owner's.
+  for (uint32_t pid : list(kRunLedgerSpool, 0)) {
+    const std::string path = fmt::format("{}/{}.json", kRunLedgerSpool, pid);
+    if (auto owner = OwnerUid(fs, path)) take(kRunLedgerSpool, pid, *owner);
   }
   return out;
 }
@@ -124,7 +196,9 @@ bool LedgerLive(const HostFs& fs, const Ledger& l) {
 
 std::string ResolveLedgerDir(std::string_view setting, uint32_t euid) {
   if (setting == "none") return "";
-  return setting.empty() ? LedgerDir(euid) : std::string(setting);
+  if (!setting.empty()) return std::string(setting);
+  if (euid != 0 && HostFs("/").IsDir(kRunLedgerSpool)) return kRunLedgerSpool;
+  return LedgerDir(euid);
 }
 
 LedgerWriter::LedgerWriter(const std::string& dir, Ledger initial) : l_(std::move(initial)) {

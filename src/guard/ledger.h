@@ -39,12 +39,27 @@ Result<Ledger> ParseLedger(std::string_view text);
 /// Where ledgers live (host paths): /run/sparkops/guard for root, /run/user/UID/sparkops/guard
 /// otherwise (a user's runtime directory, which exists while the user is logged in).
 std::string LedgerDir(uint32_t uid);
+/// The spool where users' `run` guards leave their ledgers when it exists (created root-owned,
+/// mode 1777, by packaging/sparkops.tmpfiles): readable by the exporter's DynamicUser, which
+/// cannot enter /run/user/UID (0700). Each file there counts as its owner's.
+inline constexpr const char* kRunLedgerSpool = "/run/sparkops/runs";
+
 /// The directory a guard writes its ledger in: `setting` is SPARKOPS_GUARD_LEDGER ("" = the
-/// default LedgerDir(euid) on the real machine, also under --root: the guard and its actions are
-/// real; "none" = no ledger, returned as "").
+/// default on the real machine, also under --root: the guard and its actions are real; "none" =
+/// no ledger, returned as ""). The default: LedgerDir(0) for root, else kRunLedgerSpool when it is
+/// a directory, else LedgerDir(euid).
 std::string ResolveLedgerDir(std::string_view setting, uint32_t euid);
-/// Every ledger under `fs` in both places, at most 256 files of at most 64 KiB each; one that
-/// cannot be read or parsed is skipped and named in `*problems` (when given).
+/// The most ledgers read from one user's directory (its junk hides only its own guards), and the
+/// largest count of one action a ledger may claim.
+inline constexpr size_t kMaxLedgersPerUid = 64;
+inline constexpr uint64_t kMaxLedgerCount = 1000000;
+
+/// Every ledger under `fs` that can be believed (docs/reliability.md, "Ledgers"), from root's
+/// /run/sparkops/guard, each /run/user/UID/sparkops/guard (UID's) and kRunLedgerSpool (each file
+/// its owner's): at most kMaxLedgersPerUid per uid, files named <pid>.json of at most 64 KiB read
+/// with ReadForProcess (host/owned_read.h: no link, regular, owned by that uid or root); the pid field is the
+/// name's; "host" mode only in /run/sparkops/guard; the floor at most MemTotal; a live pid runs as
+/// that uid; one ledger per pid. Any other file is skipped and named in `*problems` (when given).
 std::vector<Ledger> ReadLedgers(const HostFs& fs, std::vector<std::string>* problems = nullptr);
 /// True while the guard that wrote `l` runs: /proc/PID exists with the same start time.
 bool LedgerLive(const HostFs& fs, const Ledger& l);

@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/json_parse.h"
 #include "base/strings.h"
 #include "host/proctable.h"
 
@@ -74,7 +75,7 @@ std::optional<std::string> NvidiaDriverVersionLine(const HostFs& fs) {
 }
 
 std::optional<std::string> ParseCudaVersionJson(std::string_view text) {
-  auto j = nlohmann::json::parse(text, nullptr, false);
+  auto j = ParseJsonOrDiscarded(text);
   if (j.is_discarded() || !j.is_object() || !j.contains("cuda") || !j["cuda"].is_object()) return std::nullopt;
   const auto& c = j["cuda"];
   if (!c.contains("version") || !c["version"].is_string()) return std::nullopt;

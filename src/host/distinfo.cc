@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/json_parse.h"
 #include "base/strings.h"
 
 namespace sparkops {
@@ -154,7 +155,7 @@ Result<std::vector<RecordEntry>> ParseRecord(std::string_view text, const std::s
 }
 
 Result<DirectUrl> ParseDirectUrl(std::string_view text, const std::string& file) {
-  auto j = nlohmann::json::parse(text, nullptr, false);
+  auto j = ParseJsonOrDiscarded(text);
   if (j.is_discarded() || !j.is_object()) return InputError(file + ": not a JSON object");
   DirectUrl d;
   if (!j.contains("url") || !j["url"].is_string()) return InputError(file + ": no \"url\" string");

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "base/strings.h"
+#include "host/owned_read.h"
 #include "host/pidns.h"
 
 namespace sparkops {
@@ -185,7 +186,10 @@ std::string ReadScriptHead(const HostFs& fs, const ProcessInfo& p) {
     if (!cwd) return "";
     path = *cwd + "/" + path;
   }
-  auto text = fs.Read(path, kMaxScript);
+  if (!p.uid) return "";
+  // Another user names this file: read it as ReadForProcess allows (no link, no FIFO,
+  // no /proc, owned by the process's uid or root), so root's `ps` cannot be made to read for them.
+  auto text = ReadForProcess(fs, path, *p.uid, kMaxScript);
   return text ? *text : "";
 }
 

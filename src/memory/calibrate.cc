@@ -7,6 +7,8 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "base/json_parse.h"
+
 namespace sparkops::memory {
 namespace {
 
@@ -37,7 +39,7 @@ Result<std::string> ReadBounded(const std::string& path) {
 
 Result<Calibration> ParseCalibration(std::string_view plan_text, std::string_view peak_text, const std::string& dir) {
   const std::string plan_file = dir + "/plan.json", peak_file = dir + "/peak.json";
-  json plan = json::parse(plan_text, nullptr, false), peak = json::parse(peak_text, nullptr, false);
+  json plan = ParseJsonOrDiscarded(plan_text), peak = ParseJsonOrDiscarded(peak_text);
   if (plan.is_discarded() || !plan.is_object()) return InputError(fmt::format("{}: not a JSON object", plan_file));
   if (peak.is_discarded() || !peak.is_object()) return InputError(fmt::format("{}: not a JSON object", peak_file));
   Calibration c;

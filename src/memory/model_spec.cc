@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
+#include "base/json_parse.h"
+
 namespace sparkops::memory {
 namespace {
 
@@ -125,8 +127,9 @@ const std::vector<std::string>& SupportedModelTypes() {
 }
 
 Result<ModelSpec> ParseConfigJson(std::string_view text, const std::string& file) {
-  json root = json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (root.is_discarded()) return InputError(fmt::format("{}: not valid JSON", file));
+  auto parsed = ParseJson(text);
+  if (!parsed) return InputError(fmt::format("{}: {}", file, parsed.error().message));
+  json root = std::move(*parsed);
   if (!root.is_object()) return InputError(fmt::format("{}: not a JSON object", file));
   auto mt = root.find("model_type");
   if (mt == root.end() || !mt->is_string()) return InputError(fmt::format("{}: missing field 'model_type'", file));

@@ -11,6 +11,7 @@
 #include <set>
 
 #include "base/checked.h"
+#include "base/json_parse.h"
 #include "host/hostfs.h"
 
 namespace sparkops::memory {
@@ -71,8 +72,10 @@ Result<uint64_t> ParseHeaderLength(std::string_view first8, uint64_t file_size, 
 
 Result<SafetensorsInfo> ParseSafetensorsHeader(std::string_view json_text, const std::string& file,
                                                std::optional<uint64_t> data_bytes) {
-  json j = json::parse(json_text, nullptr, false);
-  if (j.is_discarded() || !j.is_object()) return InputError(fmt::format("{}: header is not a JSON object", file));
+  auto parsed = ParseJson(json_text);
+  if (!parsed) return InputError(fmt::format("{}: header: {}", file, parsed.error().message));
+  json j = std::move(*parsed);
+  if (!j.is_object()) return InputError(fmt::format("{}: header is not a JSON object", file));
   SafetensorsInfo info;
   for (const auto& [name, t] : j.items()) {
     if (name == "__metadata__") continue;
@@ -149,8 +152,10 @@ Result<SafetensorsInfo> ReadSafetensorsDir(const std::string& dir) {
   if (fs::exists(index)) {
     auto text = ReadLocalFile(index, 64u << 20);
     if (!text) return std::unexpected(text.error());
-    json j = json::parse(*text, nullptr, false);
-    if (j.is_discarded() || !j.is_object() || !j.contains("weight_map") || !j["weight_map"].is_object())
+    auto parsed = ParseJson(*text);
+    if (!parsed) return InputError(fmt::format("{}: {}", index, parsed.error().message));
+    json j = std::move(*parsed);
+    if (!j.is_object() || !j.contains("weight_map") || !j["weight_map"].is_object())
       return InputError(fmt::format("{}: not a safetensors index (no 'weight_map' object)", index));
     for (const auto& [tensor, f] : j["weight_map"].items()) {
       if (!f.is_string()) return InputError(fmt::format("{}: weight_map entry '{}' is not a file name", index, tensor));

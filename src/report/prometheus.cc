@@ -9,6 +9,18 @@
 
 namespace sparkops {
 
+namespace {
+const MetricFamily kCollectionAge = {
+    "sparkops_collection_age_seconds", "gauge",
+    "Age of the served readings when served, seconds: the time since the collection that produced this body "
+    "started (a slow collection runs on while the previous body is served)."};
+}  // namespace
+
+std::string CollectionAgeMetric(double seconds) {
+  return fmt::format("# HELP {0} {1}\n# TYPE {0} {2}\n{0} {3:.3f}\n", kCollectionAge.name, kCollectionAge.help,
+                     kCollectionAge.type, seconds);
+}
+
 const std::vector<MetricFamily>& MetricFamilies() {
   static std::vector<MetricFamily> kFamilies = {
       {"sparkops_gpu_info", "gauge", "GPU identity (value 1): name and driver version as labels."},
@@ -62,6 +74,7 @@ const std::vector<MetricFamily>& MetricFamilies() {
   static const bool power_added = [] {  // issue 18: power rails, limits, PROCHOT, temperatures
     kFamilies.insert(kFamilies.end(), PowerMetricFamilies().begin(), PowerMetricFamilies().end());
     kFamilies.insert(kFamilies.end(), GuardMetricFamilies().begin(), GuardMetricFamilies().end());  // issue 19
+    kFamilies.push_back(kCollectionAge);  // issue 29: appended by the live exporter's cache, last
     return true;
   }();
   (void)power_added;

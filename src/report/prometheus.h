@@ -75,6 +75,10 @@ inline constexpr unsigned kPdDegradedMinUtilPct = 80;
 /// Pure: the /metrics body (text format 0.0.4), families in MetricFamilies() order.
 std::string RenderMetrics(const ExporterInputs& in);
 
+/// The sparkops_collection_age_seconds family (HELP, TYPE, value) that the live exporter appends
+/// to each body it serves (`exporter --once` has no cache and no age).
+std::string CollectionAgeMetric(double seconds);
+
 /// Escapes a label value for the text format (\\, \", \n).
 std::string EscapeLabelValue(const std::string& v);
 

@@ -5,6 +5,7 @@
 /// lines (torchrun, accelerate launch, deepspeed, tune run, vLLM, SGLang, TGI), and launcher
 /// environment variables (WORLD_SIZE > LOCAL_WORLD_SIZE, NNODES, PARALLELISM_CONFIG_TP_SIZE ...).
 /// Parsers are pure; a malformed file is an Input error naming the file and the field.
+#include <cstddef>
 #include <map>
 #include <optional>
 #include <string>
@@ -30,8 +31,13 @@ struct ParallelLayout {
   std::vector<EnvSetting> comm_env;
 };
 
+/// The most keys ParseParallelYaml visits (an alias counts each time it is reached) and the most
+/// bytes of key paths and values it keeps: past either the file is refused as an input error.
+inline constexpr size_t kMaxYamlNodes = 100000;
+inline constexpr size_t kMaxYamlFlatBytes = size_t{16} << 20;
+
 /// accelerate config YAML, or another training YAML (axolotl, torchtune, NeMo, LLaMA-Factory, a vLLM
-/// --config YAML). Keys are searched at any depth.
+/// --config YAML). Keys are searched at any depth; bounded by kMaxYamlNodes and kMaxYamlFlatBytes.
 Result<ParallelLayout> ParseParallelYaml(std::string_view text, const std::string& name);
 /// DeepSpeed config JSON: zero_optimization.stage, tensor_parallel.autotp_size / tp_size, mp_size.
 Result<ParallelLayout> ParseDeepSpeedJson(std::string_view text, const std::string& name);

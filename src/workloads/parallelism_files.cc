@@ -2,8 +2,10 @@
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
+#include <new>
 #include <nlohmann/json.hpp>
 
+#include "base/json_parse.h"
 #include "base/strings.h"
 #include "workloads/parallelism.h"
 
@@ -13,20 +15,41 @@ namespace {
 
 constexpr int kMaxDepth = 32;
 
+/// What flattening one YAML file may cost. yaml-cpp shares an aliased node, so a 1 KB file of
+/// aliases of aliases loads small but names 10^9 paths; every visit of a key counts (an alias
+/// counts each time it is reached), and so do the bytes of each path and value kept.
+struct FlattenBudget {
+  size_t nodes = 0;
+  size_t bytes = 0;
+  bool exceeded = false;
+};
+
 /// Every scalar of a YAML tree by its key (last wins; depth-bounded). "parent.key" is also kept.
+/// Stops, with `budget.exceeded`, past kMaxYamlNodes keys or kMaxYamlFlatBytes of paths and values.
 void Flatten(const YAML::Node& n, const std::string& prefix, int depth, std::map<std::string, std::string>& out,
-             std::map<std::string, std::string>& full) {
+             std::map<std::string, std::string>& full, FlattenBudget& budget) {
   if (depth > kMaxDepth || !n.IsMap()) return;
   for (const auto& kv : n) {
+    if (budget.exceeded) return;
+    if (++budget.nodes > kMaxYamlNodes) {
+      budget.exceeded = true;
+      return;
+    }
     if (!kv.first.IsScalar()) continue;
-    std::string key = kv.first.as<std::string>();
+    const std::string& key = kv.first.Scalar();
+    const std::string& value = kv.second.IsScalar() ? kv.second.Scalar() : std::string();
+    budget.bytes += prefix.size() + 1 + key.size() + value.size();
+    if (budget.bytes > kMaxYamlFlatBytes) {
+      budget.exceeded = true;
+      return;
+    }
     std::string path = prefix.empty() ? key : prefix + "." + key;
     if (kv.second.IsScalar()) {
-      out[key] = kv.second.as<std::string>();
-      full[path] = kv.second.as<std::string>();
+      out[key] = value;
+      full[path] = value;
     } else if (kv.second.IsMap()) {
       out[key] = "{}";
-      Flatten(kv.second, path, depth + 1, out, full);
+      Flatten(kv.second, path, depth + 1, out, full, budget);
     }
   }
 }
@@ -48,18 +71,21 @@ Result<std::optional<int>> IntField(const std::map<std::string, std::string>& ke
 
 Result<ParallelLayout> ParseParallelYaml(std::string_view text, const std::string& name) {
   YAML::Node root;
+  std::map<std::string, std::string> keys, full;
+  FlattenBudget budget;
   try {
     root = YAML::Load(std::string(text));
+    if (!root.IsMap()) return InputError(name + ": not a YAML mapping of settings");
+    Flatten(root, "", 0, keys, full, budget);
   } catch (const YAML::Exception& e) {
     return InputError(fmt::format("{}: YAML parse error at line {}: {}", name, e.mark.line + 1, e.msg));
+  } catch (const std::bad_alloc&) {
+    return InputError(fmt::format("{}: too large to read as a YAML settings file ({} bytes)", name, text.size()));
   }
-  if (!root.IsMap()) return InputError(name + ": not a YAML mapping of settings");
-  std::map<std::string, std::string> keys, full;
-  try {
-    Flatten(root, "", 0, keys, full);
-  } catch (const YAML::Exception& e) {
-    return InputError(fmt::format("{}: YAML error at line {}: {}", name, e.mark.line + 1, e.msg));
-  }
+  if (budget.exceeded)
+    return InputError(
+        fmt::format("{}: more than {} YAML keys or {} MiB of key paths once aliases are expanded; not a settings file",
+                    name, kMaxYamlNodes, kMaxYamlFlatBytes >> 20));
   ParallelLayout l;
   l.source = name;
   const bool accelerate = keys.count("distributed_type") || keys.count("compute_environment");
@@ -111,14 +137,9 @@ Result<ParallelLayout> ParseParallelYaml(std::string_view text, const std::strin
 }
 
 Result<ParallelLayout> ParseDeepSpeedJson(std::string_view text, const std::string& name) {
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(text);
-  } catch (const nlohmann::json::parse_error& e) {
-    return InputError(fmt::format("{}: JSON parse error at byte {}", name, e.byte));
-  } catch (const nlohmann::json::exception& e) {  // e.g. out_of_range 406: a number beyond double (1E400)
-    return InputError(fmt::format("{}: JSON error: {}", name, e.what()));
-  }
+  auto parsed = ParseJson(text);  // also refuses a number beyond double (1E400)
+  if (!parsed) return InputError(fmt::format("{}: {}", name, parsed.error().message));
+  nlohmann::json j = std::move(*parsed);
   if (!j.is_object()) return InputError(name + ": not a JSON object of DeepSpeed settings");
   ParallelLayout l;
   l.source = name;

@@ -4,9 +4,12 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <chrono>
+#include <condition_variable>
 #include <cstdlib>
 #include <filesystem>
 #include <memory>
+#include <mutex>
 #include <set>
 
 #include "exporter/collectors.h"
@@ -115,8 +118,9 @@ TEST(ExporterCache, ReusesBodyWithinMinInterval) {
     c.inputs.sample = s;
     return c;
   });
+  auto without_age = [](std::string body) { return body.substr(0, body.find("# HELP sparkops_collection_age")); };
   std::string a = cache.Body(), b = cache.Body();
-  EXPECT_EQ(a, b);
+  EXPECT_EQ(without_age(a), without_age(b));
   EXPECT_EQ(cache.collections(), 1u);
   EXPECT_NE(a.find("sparkops_memory_total_bytes 1\n"), std::string::npos);
   MetricsCache fresh(ctx, CacheOptions{std::chrono::milliseconds(0), std::chrono::milliseconds(0)}, [&] {
@@ -127,6 +131,57 @@ TEST(ExporterCache, ReusesBodyWithinMinInterval) {
   fresh.Body();
   fresh.Body();
   EXPECT_EQ(fresh.collections(), 2u);
+}
+
+// Issue 29: a slow collection (a process flood) runs on the worker thread; scrapes meanwhile get
+// the last complete body within fresh_wait, its age growing, instead of waiting for the collection.
+TEST(ExporterCache, SlowCollectionServesTheLastBodyAtOnceWithItsAge) {
+  HostView ctx{HostOptions{}, HostFs("/"), {}};
+  std::mutex mu;
+  std::condition_variable cv;
+  bool release = false;
+  int n = 0;
+  CacheOptions opts{std::chrono::milliseconds(0), std::chrono::milliseconds(0)};
+  opts.fresh_wait = std::chrono::milliseconds(100);
+  MetricsCache cache(ctx, opts, [&] {
+    Collection c;
+    MemInfo m;
+    {
+      std::unique_lock lock(mu);
+      m.total = static_cast<uint64_t>(++n);
+      if (n >= 2) cv.wait(lock, [&] { return release; });  // the second collection hangs until released
+    }
+    Sample s;
+    s.mem = m;
+    c.inputs.sample = s;
+    return c;
+  });
+  auto age = [](const std::string& body) {
+    const std::string key = "\nsparkops_collection_age_seconds ";
+    auto p = body.find(key);
+    return p == std::string::npos ? -1.0 : std::stod(body.substr(p + key.size()));
+  };
+  std::string first = cache.Body();
+  EXPECT_NE(first.find("sparkops_memory_total_bytes 1\n"), std::string::npos);
+  EXPECT_GE(age(first), 0.0) << first;
+  for (int i = 0; i < 3; ++i) {
+    const auto t0 = std::chrono::steady_clock::now();
+    std::string body = cache.Body();  // asks for collection 2, which hangs
+    EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(2)) << "waited for the collection";
+    EXPECT_NE(body.find("sparkops_memory_total_bytes 1\n"), std::string::npos);
+    EXPECT_GE(age(body), 0.09 * (i + 1)) << "the served body's age grows";
+  }
+  {
+    std::lock_guard lock(mu);
+    release = true;
+  }
+  cv.notify_all();
+  std::string later = first;  // a later collection (2, or a newer one: each scrape asks for one)
+  for (int i = 0; i < 200 && later.find("sparkops_memory_total_bytes 1\n") != std::string::npos; ++i)
+    later = cache.Body();
+  EXPECT_EQ(later.find("sparkops_memory_total_bytes 1\n"), std::string::npos);
+  EXPECT_NE(later.find("sparkops_memory_total_bytes "), std::string::npos);
+  cache.Stop();
 }
 
 TEST(ExporterCache, BackgroundPreflightAppearsWithoutScrapesRunningIt) {

@@ -14,6 +14,7 @@
 #include "base/strings.h"
 #include "guard/ledger.h"
 #include "host/child.h"
+#include "host/hostfs.h"
 #include "report/guard_metrics.h"
 #include "test_util.h"
 
@@ -118,6 +119,7 @@ TEST(GuardMetrics, ExporterReadsTheLedgersUnderItsRoot) {
   live.actions[{"terminate", "min_available"}] = 1;
   gone.actions[{"kill", "min_available"}] = 4;
   d.Write("root/proc/100/stat", Stat(100, 555));
+  d.Write("root/proc/100/status", "Name:\tsparkops\nUid:\t0\t0\t0\t0\n");
   d.Write("root/proc/300/stat", Stat(300, 999));  // PID 300 now belongs to another process
   d.Write("root/run/sparkops/guard/100.json", guard::LedgerJson(live));
   d.Write("root/run/user/1000/sparkops/guard/200.json", guard::LedgerJson(gone));
@@ -206,6 +208,91 @@ TEST(GuardLedger, NoLedgerWhenTheDirectoryCannotBeMadeAndTheGuardGoesOn) {
   EXPECT_NE(r.err.find("no ledger"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find(file + "/sub"), std::string::npos) << r.err;
   EXPECT_NE(r.out.find("guard_start"), std::string::npos) << "the guard still runs";
+}
+
+/// The labels of every ledger ReadLedgers believes, "pid:mode", in order.
+std::vector<std::string> Believed(const std::string& root, std::vector<std::string>* problems) {
+  std::vector<std::string> out;
+  for (const Ledger& l : guard::ReadLedgers(HostFs(root), problems))
+    out.push_back(std::to_string(l.pid) + ":" + l.mode);
+  return out;
+}
+
+std::string Joined(const std::vector<std::string>& v) {
+  std::string s;
+  for (const auto& x : v) s += x + "\n";
+  return s;
+}
+
+// A user's runtime directory is theirs to fill: forged, duplicated and linked ledgers are refused
+// each with a reason, and junk in one user's directory hides no other user's guard (issue 29).
+TEST(GuardLedgerTrust, ForgedDuplicatedAndLinkedLedgersAreNotCounted) {
+  testing::TempDir d;
+  const std::string root = d.path() + "/root";
+  d.Write("root/proc/meminfo", "MemTotal: 33554432 kB\nMemAvailable: 16777216 kB\n");
+  d.Write("root/proc/100/stat", Stat(100, 555));  // root's live host guard
+  d.Write("root/proc/100/status", "Name:\tsparkops\nUid:\t0\t0\t0\t0\n");
+  d.Write("root/proc/300/stat", Stat(300, 555));  // a live process of uid 0, claimed by uid 1000
+  d.Write("root/proc/300/status", "Name:\tsparkops\nUid:\t0\t0\t0\t0\n");
+  d.Write("root/proc/310/stat", Stat(310, 555));  // uid 1000's live run guard
+  d.Write("root/proc/310/status", "Name:\tsparkops\nUid:\t1000\t1000\t1000\t1000\n");
+  auto put = [&](const std::string& dir, const Ledger& l, std::string name = "") {
+    d.Write("root" + dir + "/" + (name.empty() ? std::to_string(l.pid) + ".json" : name), guard::LedgerJson(l));
+  };
+  const std::string kRoot = "/run/sparkops/guard", kU1000 = "/run/user/1000/sparkops/guard";
+  put(kRoot, Sample("host", 100));
+  put(kRoot, Sample("run", 200));          // an exited guard: still counted
+  put(kU1000, Sample("run", 200));         // the same pid again: one series per pid
+  put(kU1000, Sample("host", 400));        // host mode from a user's directory
+  Ledger floor = Sample("run", 401);
+  floor.min_available_bytes = UINT64_MAX;  // served as 1.8e19 before
+  put(kU1000, floor);
+  put(kU1000, Sample("run", 402), "403.json");  // the name and the pid disagree
+  put(kU1000, Sample("run", 300));               // a live pid of another uid
+  put(kU1000, Sample("run", 310));               // good
+  d.Write("root/secret/405.json", guard::LedgerJson(Sample("run", 405)));
+  ASSERT_EQ(::symlink((root + "/secret/405.json").c_str(), (root + kU1000 + "/405.json").c_str()), 0);
+  d.Write(
+      "root" + kU1000 + "/406.json",
+      R"({"pid":406,"start_ticks":1,"mode":"run","min_available_bytes":1,"actions":[{"action":"kill","reason":"pressure","count":18446744073709551615}]})");
+  for (uint32_t pid = 1000; pid < 1000 + guard::kMaxLedgersPerUid + 20; ++pid)  // junk of uid 1001
+    put("/run/user/1001/sparkops/guard", Sample("run", pid));
+  put("/run/user/1002/sparkops/guard", Sample("run", 5000));  // uid 1002's guard is still seen
+  // uid 1003's `sparkops` is a link to root's ledgers: not followed.
+  std::filesystem::create_directories(root + "/run/user/1003");
+  ASSERT_EQ(::symlink((root + "/run/sparkops").c_str(), (root + "/run/user/1003/sparkops").c_str()), 0);
+
+  std::vector<std::string> problems;
+  auto got = Believed(root, &problems);
+  std::vector<std::string> want = {"100:host", "200:run", "310:run"};
+  for (uint32_t pid = 1000; pid < 1000 + guard::kMaxLedgersPerUid; ++pid) want.push_back(std::to_string(pid) + ":run");
+  want.push_back("5000:run");
+  EXPECT_EQ(got, want);
+  const std::string p = Joined(problems);
+  for (const char* why :
+       {"1000/sparkops/guard/200.json: a second ledger for pid 200",
+        "400.json: mode \"host\" outside /run/sparkops/guard",
+        "401.json: field min_available_bytes 18446744073709551615 exceeds MemTotal 34359738368",
+        "403.json: field pid 402 is not the file's name", "300.json: pid 300 runs as uid 0, not uid 1000",
+        "405.json: a symbolic link, not followed", "406.json: field actions: a count beyond 1000000",
+        "/run/user/1001/sparkops/guard: uid 1001 has more than 64 ledgers",
+        "/run/user/1003/sparkops/guard: its path goes through a link"})
+    EXPECT_NE(p.find(why), std::string::npos) << why << "\n" << p;
+}
+
+// As root (CI): a ledger in uid 1000's directory owned by another user is refused.
+TEST(GuardLedgerTrust, LedgerOwnedByAnotherUserIsRefused) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root to chown";
+  testing::TempDir d;
+  const std::string root = d.path() + "/root";
+  d.Write("root/proc/meminfo", "MemTotal: 33554432 kB\n");
+  const std::string path = d.Write("root/run/user/1000/sparkops/guard/700.json", guard::LedgerJson(Sample("run", 700)));
+  std::vector<std::string> problems;
+  EXPECT_EQ(Believed(root, &problems), std::vector<std::string>{"700:run"}) << "owned by root: believed";
+  ASSERT_EQ(::chown(path.c_str(), 65534, 65534), 0);
+  problems.clear();
+  EXPECT_TRUE(Believed(root, &problems).empty());
+  EXPECT_NE(Joined(problems).find("700.json: owned by uid 65534, not uid 1000"), std::string::npos) << Joined(problems);
 }
 
 }  // namespace

@@ -200,7 +200,7 @@ TEST(Plan, MalformedModelFilesAreExit2NamingTheFile) {
                {"beyond", "model.safetensors", "beyond the end"},
                {"huge", "model.safetensors", "100 MB"},
                {"dtype", "model.safetensors", "unknown dtype 'INT3'"},
-               {"json", "model.safetensors", "not a JSON object"},
+               {"json", "model.safetensors", "header: not valid JSON at byte 2"},
                {"wrap", "model.safetensors", "tensor 'w' shape is implausibly large"},
                {"outside", "model.safetensors", "tensor 'w' data_offsets [0, 2000] lie outside"}};
   for (const auto& c : cases) {

@@ -23,4 +23,24 @@ if [ "$rc" -ne 0 ] || [ -n "$out" ]; then
   echo "$out"
   exit 1
 fi
-echo "ok: ${#units[@]} units verified: $(basename -a "${units[@]}" | tr '\n' ' ')"
+# The ledger paths (issue 29): the guard may write /run/sparkops/guard under ProtectSystem=strict and
+# keeps it; the spool for users' run guards is created by the tmpfiles snippet, sticky and 1777;
+# the exporter reads both without a capability. The paths are the ones src/guard/ledger.h names.
+g="$src/packaging/sparkops-guard.service" e="$src/packaging/sparkops-exporter.service" t="$src/packaging/sparkops.tmpfiles"
+need() { grep -Eq "$2" "$1" || { echo "FAIL: $(basename "$1") lacks /$2/"; exit 1; }; }
+need "$g" '^RuntimeDirectory=sparkops/guard$'
+need "$g" '^RuntimeDirectoryPreserve=yes$'
+need "$g" '^RuntimeDirectoryMode=0755$'
+need "$t" '^d /run/sparkops/guard +0755 root root -$'
+need "$t" '^d /run/sparkops/runs +1777 root root -$'
+need "$src/src/guard/ledger.h" 'kRunLedgerSpool = "/run/sparkops/runs"'
+need "$src/src/guard/ledger.cc" '"/run/sparkops/guard"'
+if [ "$(id -u)" = 0 ] && command -v systemd-tmpfiles >/dev/null; then  # the snippet as systemd applies it
+  systemd-tmpfiles --root="$tmp/root" --create "$(realpath "$t")" >/dev/null
+  [ "$(stat -c '%a %u' "$tmp/root/run/sparkops/runs")" = "1777 0" ] || { echo "FAIL: tmpfiles: runs not 1777 root"; exit 1; }
+  [ "$(stat -c '%a %u' "$tmp/root/run/sparkops/guard")" = "755 0" ] || { echo "FAIL: tmpfiles: guard not 0755 root"; exit 1; }
+fi
+if grep -Eq '^(AmbientCapabilities|CapabilityBoundingSet)=.*CAP_DAC' "$e"; then
+  echo "FAIL: the exporter must not need CAP_DAC_* to read ledgers"; exit 1
+fi
+echo "ok: ${#units[@]} units verified: $(basename -a "${units[@]}" | tr '\n' ' '); ledger paths checked"

@@ -75,7 +75,7 @@ TEST(DeepSpeedJson, ZeroAutoTpAndErrors) {
   EXPECT_NE(bad.error().message.find("field zero_optimization.stage"), std::string::npos);
   auto broken = ParseParallelConfig("broken.json", Config("broken.json"));
   ASSERT_FALSE(broken);
-  EXPECT_NE(broken.error().message.find("broken.json: JSON parse error"), std::string::npos);
+  EXPECT_NE(broken.error().message.find("broken.json: not valid JSON"), std::string::npos);
   EXPECT_FALSE(ParseDeepSpeedJson("[1,2]", "arr.json"));
 }
 
