@@ -4,8 +4,8 @@ namespace sparkops {
 
 const std::vector<Command>& Commands() {
   static const std::vector<Command> kCommands = {
-      {"preflight", "check the ten known Spark failure modes G1..G10, one line each", &CmdPreflight},
-      {"explain", "symptom, cause, check and fix for G1..G10 or the OOM ladder", &CmdExplain},
+      {"preflight", "check the known Spark failure modes G1..G11, one line each", &CmdPreflight},
+      {"explain", "symptom, cause, check and fix for G1..G11 or the OOM ladder", &CmdExplain},
       {"plan", "size a fine-tune (full, LoRA, QLoRA) against the unified memory pool", &CmdPlan},
       {"models", "list the model catalogue that plan/oom/bandwidth accept", &CmdModels},
       {"oom", "walk the OOM ladder in order and say which step is next", &CmdOom},

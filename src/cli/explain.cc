@@ -35,10 +35,10 @@ nlohmann::ordered_json ToJson(const Explanation& e) {
 
 int CmdExplain(Context& ctx, const std::vector<std::string>& args) {
   auto app = NewApp("explain",
-                    "Symptom, cause, how sparkops checks it, and the fix, for G1..G10 or the OOM "
+                    "Symptom, cause, how sparkops checks it, and the fix, for G1..G11 or the OOM "
                     "ladder. Without an argument, all of them.");
   std::string topic;
-  app->add_option("topic", topic, "G1..G10 or ladder");
+  app->add_option("topic", topic, "G1..G11 or ladder");
   if (auto rc = ParseFlags(*app, args, ctx)) return *rc;
 
   std::string want = ToLower(topic);
@@ -46,7 +46,7 @@ int CmdExplain(Context& ctx, const std::vector<std::string>& args) {
   for (const Explanation& e : Explanations())
     if (want.empty() || want == ToLower(e.id)) chosen.push_back(&e);
   if (chosen.empty()) {
-    ctx.err << "sparkops explain: unknown topic '" << topic << "' (use G1..G10 or ladder)\n";
+    ctx.err << "sparkops explain: unknown topic '" << topic << "' (use G1..G11 or ladder)\n";
     return kExitUsage;
   }
   if (ctx.json) {

@@ -61,7 +61,7 @@ int CmdExporter(Context& ctx, const std::vector<std::string>& args) {
   ServerLimits limits;
   app->add_option("--listen", listen, "HOST:PORT to serve on (port 0 picks a free one)")->capture_default_str();
   AddNumber(*app, "--preflight-interval", preflight_interval, {0, 86400, false, false, "seconds"},
-            "seconds between background preflight runs (G1..G10); 0 disables; default 300");
+            "seconds between background preflight runs (G1..G11); 0 disables; default 300");
   AddNumber(*app, "--min-interval", min_interval, {0, 3600, false, false, "seconds"},
             "seconds a collected /metrics body is reused before the next scrape re-reads the host; default 1");
   int64_t max_connections = static_cast<int64_t>(limits.max_connections),

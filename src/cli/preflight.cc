@@ -13,7 +13,7 @@ namespace sparkops {
 
 int CmdPreflight(Context& ctx, const std::vector<std::string>& args) {
   auto app = NewApp("preflight",
-                    "Check the ten known DGX Spark failure modes G1..G10, one line each.\n"
+                    "Check the known DGX Spark failure modes G1..G11, one line each.\n"
                     "Reads files only; never imports a Python package. Exit 1 on any FAIL.");
   PreflightOptions opts;
   std::string only;
@@ -35,7 +35,7 @@ int CmdPreflight(Context& ctx, const std::vector<std::string>& args) {
     bool known = false;
     for (const CheckDef& c : AllChecks()) known |= (id == c.id);
     if (!known) {
-      ctx.err << "sparkops preflight: --only: unknown check '" << part << "' (use G1..G10)\n";
+      ctx.err << "sparkops preflight: --only: unknown check '" << part << "' (use G1..G11)\n";
       return kExitUsage;
     }
     wanted.push_back(id);

@@ -54,7 +54,7 @@ TEST(PreflightGolden, TextAndJson) {
     if (!c.site.empty()) args.insert(args.end(), {"--site-packages", c.site});
     auto text = RunInProcess(args, {});
     EXPECT_EQ(text.rc, c.rc) << c.name << "\n" << text.out << text.err;
-    EXPECT_EQ(std::count(text.out.begin(), text.out.end(), '\n'), 10) << c.name;
+    EXPECT_EQ(std::count(text.out.begin(), text.out.end(), '\n'), 11) << c.name;
     std::string diff = CheckGolden(std::string(c.name) + ".txt", Normalise(text.out));
     EXPECT_EQ(diff, "") << diff;
     args.insert(args.begin(), "--json");
@@ -95,7 +95,7 @@ TEST(PreflightGolden, WithStubNvml) {
 TEST(PreflightGolden, BadSitePackagesStillPrintsTenLinesAndExits2) {
   auto r = RunInProcess({"--root", Fixture("gb10"), "preflight", "--site-packages", "/nonexistent/sp"}, {});
   EXPECT_EQ(r.rc, 2) << r.out << r.err;
-  EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 10) << r.out;
+  EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 11) << r.out;
   EXPECT_NE(r.out.find("G1 SKIP cannot read the Python environment: --site-packages /nonexistent/sp: not a directory"),
             std::string::npos)
       << r.out;
