@@ -129,7 +129,11 @@ UmaPressure ReadUmaPressure(const HostFs& fs, const MemInfo& mi) {
     p.free_2m = FreeBlocksAtOrder(*zones, p.order_2m);
     p.free_4m = FreeBlocksAtOrder(*zones, p.order_4m);
   }
-  if (auto mounts = fs.Read("/proc/mounts", 4u << 20)) p.shm_size = ShmSizeFromMounts(*mounts);
+  if (auto mounts = fs.Read("/proc/mounts", 4u << 20)) {
+    bool mounted = false;
+    p.shm_size = ShmSizeFromMounts(*mounts, &mounted);
+    p.shm_default = mounted && !p.shm_size;
+  }
   MemInfoExtras extra = ReadMemInfoExtras(fs);
   p.mlocked = extra.mlocked;
   p.unevictable = extra.unevictable;

@@ -53,6 +53,7 @@ struct UmaPressure {
   int order_2m = 0, order_4m = 0;             ///< buddy orders of 2 MiB and 4 MiB on that page size
   std::optional<uint64_t> free_2m, free_4m;   ///< free blocks of that size, all zones
   std::optional<uint64_t> mlocked, unevictable, shmem, shm_size;  ///< bytes
+  bool shm_default = false;  ///< /dev/shm is mounted without size= (the kernel default: half of RAM)
 };
 
 /// Reads buddyinfo and /proc/mounts under the root; the rest comes from `mi`.
