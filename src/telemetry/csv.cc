@@ -7,6 +7,7 @@
 #include "base/strings.h"
 #include "telemetry/power_csv.h"
 #include "telemetry/reasons.h"
+#include "telemetry/uma_csv.h"
 
 namespace sparkops {
 namespace {
@@ -32,6 +33,11 @@ const std::vector<std::string>& CsvColumns() {
     return true;
   }();
   (void)power_added;
+  static const bool uma_added = [] {  // issue 33: fragmentation and pinned memory, appended
+    c.insert(c.end(), UmaCsvColumns().begin(), UmaCsvColumns().end());
+    return true;
+  }();
+  (void)uma_added;
   return c;
 }
 
@@ -77,6 +83,7 @@ std::string CsvRow(const Sample& s) {
   for (std::string c : {Cell(h.cpu_some, "{:.2f}"), Cell(h.io_some, "{:.2f}"), Cell(h.io_full, "{:.2f}"), h.source,
                         Cell(s.job_cores, "{:.2f}"), Cell(s.other_cores, "{:.2f}")})
     cells.push_back(std::move(c));
+  for (std::string& c : UmaCsvCells(s)) cells.push_back(std::move(c));  // issue 33, appended
   return Join(cells, ",") + "\n";
 }
 

@@ -201,9 +201,10 @@ TEST(JobTree, RealProcessesUnderTheRealProc) {
 
 TEST(HostContentionCsv, ColumnsAreAppendedAtTheEnd) {
   const auto& cols = CsvColumns();
-  ASSERT_GE(cols.size(), 6u);
-  EXPECT_EQ(cols[cols.size() - 6], "cpu_pressure_pct");
-  EXPECT_EQ(cols.back(), "other_cores");
+  ASSERT_GE(cols.size(), 12u);
+  // The host contention columns, then issue 33's six fragmentation/pinned-memory columns.
+  EXPECT_EQ(cols[cols.size() - 12], "cpu_pressure_pct");
+  EXPECT_EQ(cols[cols.size() - 7], "other_cores");
   Sample s;
   HostPressure h;
   h.source = "runnable";
@@ -211,7 +212,7 @@ TEST(HostContentionCsv, ColumnsAreAppendedAtTheEnd) {
   s.host = h;
   s.job_cores = 1.25;
   std::string row = CsvRow(s);
-  EXPECT_NE(row.find(",50.00,,,runnable,1.25,\n"), std::string::npos) << row;
+  EXPECT_NE(row.find(",50.00,,,runnable,1.25,,,,,,,\n"), std::string::npos) << row;
 }
 
 }  // namespace
