@@ -179,8 +179,8 @@ const std::vector<Explanation>& Explanations() {
        "/var/lib/systemd/pstore. FAIL: NVRM no-memory records this boot, CmaTotal 0 with --pair. WARN: 590.x, "
        "module and NVML versions differ, 6.17.0-1008, Xid/OOM-kill/hung-task/lockup records, pstore records "
        "waiting. INFO: the kernel log is not readable. PASS: none of these.",
-       "After NV_ERR_NO_MEMORY: reboot before a long run and keep the job below the pool (`sparkops run` "
-       "stops the job on the next record). Stay on the 580.x driver. Read and clear pstore records.",
+       "After NV_ERR_NO_MEMORY: reboot before a long run and keep the job well below the pool (`sparkops plan`, "
+       "the memory guard of `sparkops run`). Stay on the 580.x driver. Read and clear pstore records.",
        {"'NV_ERR_NO_MEMORY always means a crash is coming': a GB10 owner counted 55 such lines at rest over "
         "three days, and runs that logged one still served (vllm-project/vllm#56824); treat it as a precursor "
         "to act on, not a certainty."},

@@ -47,7 +47,7 @@ std::string DriverPart(const HostFacts& f, CheckResult* r) {
     part += " (590.x: known CUDA-graph defect)";
     r->evidence.push_back(
         "driver 590.x has a confirmed CUDA-graph defect on DGX Spark; users advise staying on 580.x "
-        "(conselara, DGX Spark known issues reports; see docs/checks.md G11)");
+        "(conselara: \"Stay on 580.x\")");
     AddFix(r, "stay on (or return to) the 580.x driver branch");
   }
   return part;
@@ -91,7 +91,7 @@ std::string KernelLogPart(const HostFacts& f, CheckResult* r) {
   if (k->count(KernelSignKind::kNvrmNoMemory) > 0)
     AddFix(r,
            "the driver already failed to allocate memory this boot: reboot before a long run, and keep the job "
-           "below the pool (`sparkops run` stops it on the next NVRM record)");
+           "well below the pool (`sparkops plan`, the memory guard of `sparkops run`)");
   return "this boot's kernel log: " + Join(found, ", ");
 }
 
@@ -119,8 +119,8 @@ std::string PstorePart(const HostFacts& f, CheckResult* r) {
       "pstore records are what the kernel saved as an earlier boot crashed or froze (Linux "
       "Documentation/admin-guide/ramoops.rst; systemd-pstore archives them under /var/lib/systemd/pstore)");
   AddFix(r,
-         "read the pstore records (a `sparkops analyze` of the run that ended there shows the last kernel lines), "
-         "then move them away so the next crash has room");
+         "read the pstore records (the last kernel lines before the crash), then move them away so the next "
+         "crash has room");
   return fmt::format("{} pstore record(s) from a crashed boot", files.size());
 }
 
