@@ -15,6 +15,7 @@ namespace {
 constexpr std::string_view kKmsgPath = "/dev/kmsg";
 constexpr size_t kMaxFileBytes = 16u << 20;  ///< at most this much of a stand-in file per poll
 constexpr size_t kRecordBuf = 16384;          ///< larger than any record the kernel returns
+constexpr size_t kMaxReadsPerPoll = 1u << 20;  ///< records read by one poll of the device at most
 
 void AddRecord(std::string_view text, KernelSignals* out, std::optional<uint64_t> after, uint64_t* bad) {
   auto r = ParseKmsgRecord(text);
@@ -73,7 +74,8 @@ Result<void> KmsgReader::Poll(KernelSignals* out, std::optional<uint64_t> after)
   if (fd_ < 0) return IoError(path_ + ": not open");
   if (device_) {
     char buf[kRecordBuf];
-    for (;;) {
+    // Bounded: a kernel logging faster than we read cannot keep one poll going forever.
+    for (size_t reads = 0; reads < kMaxReadsPerPoll; ++reads) {
       ssize_t n = ::read(fd_, buf, sizeof buf);
       if (n > 0) {
         AddRecord(std::string_view(buf, static_cast<size_t>(n)), out, after, &bad_);
@@ -84,6 +86,7 @@ Result<void> KmsgReader::Poll(KernelSignals* out, std::optional<uint64_t> after)
       if (errno == EAGAIN) return {};
       return IoError(path_ + ": read: " + std::strerror(errno));
     }
+    return {};  // the rest on the next poll
   }
   // A regular file: read what was appended since the last poll, up to its last complete line.
   std::string text;
