@@ -147,7 +147,8 @@ TEST(Csv, AbsentIsEmptyNeverZero) {
   EXPECT_EQ(CsvRow(s),
             "2026-11-29T13:02:29.123Z,45,12.35,,2411,0x24,sw_thermal+sw_power_cap,1.000,0.750,,,,,0,1.500,0.000,0.500,"
             ",,,,,,,,,,,,"  // the power columns (issue 18): nothing read
-            "throttle_start:sw_thermal+sw_power_cap;hot,,,,,,\n");  // host contention columns after `event`
+            "throttle_start:sw_thermal+sw_power_cap;hot,,,,,,,,,,,,\n");  // host contention, then issue 33 columns
+ // after `event`
   s.gpu->error = "lost";
   std::string lost = CsvRow(s);
   EXPECT_EQ(lost.find(",45,"), std::string::npos) << lost;
