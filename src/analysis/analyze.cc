@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <future>
 
+#include "analysis/crash_evidence.h"
 #include "analysis/guard_summary.h"
 #include "host/bootid.h"
 
@@ -67,6 +68,7 @@ void CheckEnd(AnalysisResult& r, const HostFs& fs) {
     size_t from = rows.size() > 3 ? rows.size() - 3 : 0;
     r.end.last_samples.assign(rows.begin() + static_cast<long>(from), rows.end());
   }
+  r.end.kernel_lines = CrashKernelLines(fs, r.events);  // issue 33: what the frozen boot left
 }
 }  // namespace
 

@@ -40,6 +40,9 @@ struct RunEnd {
   std::string status = "unknown";
   std::string detail;
   std::vector<ThermalRow> last_samples;  ///< the last thermal samples before a reboot
+  /// After a reboot: the last NVRM/Xid/OOM-kill/hung-task/lockup lines the crashed boot left (pstore,
+  /// the run's kernel_* events), each prefixed with where it was read (analysis/crash_evidence.h).
+  std::vector<std::string> kernel_lines;
 };
 
 struct AnalysisResult {

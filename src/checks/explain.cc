@@ -168,6 +168,26 @@ const std::vector<Explanation>& Explanations() {
        {"'Never TP across two Sparks': for training, yes. For inference, cross-box TP=2 is routine "
         "(NVIDIA's own vLLM + Ray playbook), so sparkops reports it as INFO, not FAIL."},
        {}},
+      {"G11",
+       "platform: driver, kernel, kernel log, pstore",
+       "The whole host freezes under memory pressure (no OOM kill, no panic, a power cycle needed), or CUDA "
+       "graphs or NCCL between two Sparks fail on one machine and not another.",
+       "On GB10 the NVIDIA driver's allocations come from the same pool as the CPU's. When they fail the kernel "
+       "log shows `NVRM: ... NV_ERR_NO_MEMORY`, and the host may wedge within minutes. Some driver and kernel "
+       "versions carry known defects: 590.x (a CUDA-graph defect), kernels without a CMA reservation (NCCL "
+       "ENOMEM between two Sparks), 6.17.0-1008 (a DOE-mailbox stuck state).",
+       "Reads /proc/driver/nvidia/version (and NVML's version where it differs), /proc/sys/kernel/osrelease, "
+       "the kernel log since boot (/dev/kmsg: root or kernel.dmesg_restrict=0) for NVRM NV_ERR_NO_MEMORY, Xid, "
+       "OOM-kill, hung-task and lockup records, CmaTotal in /proc/meminfo with --pair, and /sys/fs/pstore plus "
+       "/var/lib/systemd/pstore. FAIL: NVRM no-memory records this boot, CmaTotal 0 with --pair. WARN: 590.x, "
+       "module and NVML versions differ, 6.17.0-1008, Xid/OOM-kill/hung-task/lockup records, pstore records "
+       "waiting. INFO: the kernel log is not readable. PASS: none of these.",
+       "After NV_ERR_NO_MEMORY: reboot before a long run and keep the job well below the pool (`sparkops plan`, "
+       "the memory guard of `sparkops run`). Stay on the 580.x driver. Read and clear pstore records.",
+       {"'NV_ERR_NO_MEMORY always means a crash is coming': a GB10 owner counted 55 such lines at rest over "
+        "three days, and runs that logged one still served (vllm-project/vllm#56824); treat it as a precursor "
+        "to act on, not a certainty."},
+       {}},
       {"ladder",
        "the OOM ladder",
        "A job OOMs on unified memory.",

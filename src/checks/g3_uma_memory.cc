@@ -1,6 +1,7 @@
 #include <fmt/format.h>
 
 #include "checks/check.h"
+#include "checks/g3_fragmentation.h"
 
 namespace sparkops {
 
@@ -32,6 +33,13 @@ CheckResult CheckG3(const HostFacts& f) {
           "(G3); drop it between runs with `sparkops flush`");
       r.fix = "sparkops flush   # sync; echo 3 > /proc/sys/vm/drop_caches (root, between runs)";
     }
+  }
+  // issue 33: fragmentation and pinned/shared memory, each known precursor a WARN.
+  UmaPressure pressure = ReadUmaPressure(f.ctx().fs, *mi);
+  r.summary += "; " + UmaPressureSummary(pressure);
+  for (auto& w : UmaPressureWarnings(pressure, mi->total)) {
+    r.status = CheckStatus::kWarn;
+    r.evidence.push_back(std::move(w));
   }
   if (mi->hugepages_total && *mi->hugepages_total > 0)
     r.evidence.push_back(

@@ -54,8 +54,18 @@ CheckResult CheckG4(const HostFacts& f) {
       "slow states set no reason bit; watch clocks under load with `sparkops sample`");
   if (snap.gpus.size() > 1) r.evidence.push_back(fmt::format("{} GPUs; the line shows GPU 0", snap.gpus.size()));
   // issue 18: PROCHOT / power-limit level / DC input / CPU temperature from outside NVML
-  for (auto& line : G4PowerLines(ReadPowerReading(f.ctx().fs), g.name.find("GB10") != std::string::npos))
+  PowerReading power = ReadPowerReading(f.ctx().fs);
+  for (auto& line : G4PowerLines(power, g.name.find("GB10") != std::string::npos))
     r.evidence.push_back(std::move(line));
+  // issue 33: the brake belongs on the line, not only in the JSON evidence.
+  if (power.spbm && power.prochot && *power.prochot) {
+    r.status = CheckStatus::kWarn;
+    r.summary += fmt::format("; PROCHOT ON (hardware brake), power-limit level {}",
+                             power.pl_level ? std::to_string(*power.pl_level) : "not reported");
+    r.fix =
+        "check the power supply and airflow: PROCHOT drops the clocks (reported to 611 MHz) whatever NVML's "
+        "reason bits say (github.com/antheas/spark_hwmon)";
+  }
   return r;
 }
 

@@ -1,4 +1,5 @@
 #include "checks/check.h"
+#include "checks/g11_platform.h"
 
 namespace sparkops {
 
@@ -15,11 +16,17 @@ const char* StatusName(CheckStatus s) {
 
 const std::vector<CheckDef>& AllChecks() {
   static const std::vector<CheckDef> kChecks = {
-      {"G1", "CUDA 12/13 ABI mismatch", &CheckG1},     {"G2", "flash-attn build and Unsloth auto-detect", &CheckG2},
-      {"G3", "UMA OOM below 128 GB", &CheckG3},        {"G4", "thermal throttling", &CheckG4},
-      {"G5", "bandwidth ceiling", &CheckG5},           {"G6", "global UMA contention", &CheckG6},
-      {"G7", "NVFP4 needs sm_121a kernels", &CheckG7}, {"G8", "stale official playbooks", &CheckG8},
-      {"G9", "container vs bare pip", &CheckG9},       {"G10", "two-Spark parallelism", &CheckG10},
+      {"G1", "CUDA 12/13 ABI mismatch", &CheckG1},
+      {"G2", "flash-attn build and Unsloth auto-detect", &CheckG2},
+      {"G3", "UMA OOM below 128 GB", &CheckG3},
+      {"G4", "thermal throttling", &CheckG4},
+      {"G5", "bandwidth ceiling", &CheckG5},
+      {"G6", "global UMA contention", &CheckG6},
+      {"G7", "NVFP4 needs sm_121a kernels", &CheckG7},
+      {"G8", "stale official playbooks", &CheckG8},
+      {"G9", "container vs bare pip", &CheckG9},
+      {"G10", "two-Spark parallelism", &CheckG10},
+      {"G11", "platform: driver, kernel, kernel log, pstore", &CheckG11},
   };
   return kChecks;
 }

@@ -84,6 +84,7 @@ int CmdSample(Context& ctx, const std::vector<std::string>& args) {
 
   StopSignals signals;
   Sampler sampler(ctx);
+  if (!sampler.kernel_log_note().empty()) ctx.err << "sparkops sample: " << sampler.kernel_log_note() << "\n";
   EventDetector events;
   std::string last_note;
   auto written = SampleLoop(sampler, events, {interval, count, duration}, {&g_stop, nullptr},

@@ -1,4 +1,5 @@
 #include "exporter/collectors.h"
+#include "exporter/kernel_collector.h"
 #include "exporter/power_collector.h"
 
 #include <chrono>
@@ -110,9 +111,11 @@ Collection CollectAll(const HostView& ctx) {
   c.inputs.collectors.push_back(CollectWorkloads(ctx, c.gpu, c.inputs.workloads));
   c.inputs.collectors.push_back(CollectPower(ctx, s.power));  // issue 18
   c.inputs.collectors.push_back(CollectGuards(ctx, c.inputs.guards));  // issue 19
+  c.inputs.collectors.push_back(CollectKernel(ctx, c.inputs.kernel));  // issue 33
   c.inputs.gpus = c.gpu.gpus;
   if (!c.gpu.gpus.empty()) s.gpu = c.gpu.gpus.front();
   s.mem = c.mem;
+  if (c.mem) s.uma = ReadUmaPressure(ctx.fs, *c.mem);  // issue 33
   if (s.gpu) s.gpu_attributed_bytes = GpuAttributedBytes(*s.gpu);  // the sampler's rule, first GPU
   c.inputs.sample = std::move(s);
   return c;

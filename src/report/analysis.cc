@@ -80,6 +80,10 @@ std::string RenderAnalysisText(const AnalysisResult& r) {
       o += "         last thermal samples before it:\n";
       for (auto& x : r.end.last_samples) o += "           " + SampleLine(x) + "\n";
     }
+    if (!r.end.kernel_lines.empty()) {  // issue 33
+      o += "         last kernel lines before it (NVRM, Xid, OOM kill, lockup):\n";
+      for (auto& l : r.end.kernel_lines) o += "           " + l + "\n";
+    }
   }
   return o;
 }
@@ -125,6 +129,7 @@ nlohmann::json RenderAnalysisJson(const AnalysisResult& r) {
     end["last_samples"] = json::array();
     for (auto& x : r.end.last_samples) end["last_samples"].push_back(SampleLine(x));
   }
+  if (!r.end.kernel_lines.empty()) end["kernel_lines"] = r.end.kernel_lines;  // issue 33
   j["end"] = r.in.dir.empty() ? json() : end;
   j["energy"] = EnergyJson(r);  // issue 37
   return j;

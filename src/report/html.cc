@@ -351,6 +351,11 @@ std::string RenderHtmlReport(const AnalysisResult& r, const RunMemory* memory) {
                            Esc(s.throttle));
       end += "</table>";
     }
+    if (!r.end.kernel_lines.empty()) {  // issue 33: what the frozen boot left
+      end += "<p><b>Last kernel lines before it.</b></p><pre>";
+      for (auto& l : r.end.kernel_lines) end += Esc(l) + "\n";
+      end += "</pre>";
+    }
     end += "</div>";
   }
   h += end;

@@ -1,5 +1,6 @@
 #include "report/prometheus.h"
 #include "report/guard_metrics.h"
+#include "report/kernel_metrics.h"
 #include "report/power_metrics.h"
 
 #include <fmt/format.h>
@@ -74,6 +75,7 @@ const std::vector<MetricFamily>& MetricFamilies() {
   static const bool power_added = [] {  // issue 18: power rails, limits, PROCHOT, temperatures
     kFamilies.insert(kFamilies.end(), PowerMetricFamilies().begin(), PowerMetricFamilies().end());
     kFamilies.insert(kFamilies.end(), GuardMetricFamilies().begin(), GuardMetricFamilies().end());  // issue 19
+    kFamilies.insert(kFamilies.end(), KernelMetricFamilies().begin(), KernelMetricFamilies().end());  // issue 33
     kFamilies.push_back(kCollectionAge);  // issue 29: appended by the live exporter's cache, last
     return true;
   }();
@@ -215,6 +217,9 @@ std::string RenderMetrics(const ExporterInputs& in) {
     if (s.power)  // issue 18 (report/power_metrics.h)
       for (const MetricPoint& m : PowerMetricPoints(*s.power)) b.Add(m.family, m.labels, m.value);
   }
+  if (in.sample || in.kernel)  // issue 33 (report/kernel_metrics.h)
+    for (const MetricPoint& m : KernelMetricPoints(in.kernel, in.sample ? in.sample->uma : std::nullopt))
+      b.Add(m.family, m.labels, m.value);
   for (const WorkloadInfo& w : in.workloads) {
     const Labels l = {{"kind", w.kind}, {"pid", std::to_string(w.pid)}, {"verdict", w.verdict}};
     b.Add("sparkops_workload_running", l, true);

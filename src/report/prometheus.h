@@ -11,6 +11,7 @@
 #include "base/timefmt.h"
 #include "checks/check.h"
 #include "host/gpu.h"
+#include "host/kmsg.h"
 #include "report/guard_metrics.h"
 #include "telemetry/reasons.h"
 #include "telemetry/sample.h"
@@ -47,6 +48,9 @@ struct ExporterInputs {
   std::optional<PreflightSnapshot> preflight;  ///< absent until the first run has finished
   std::vector<CollectorStatus> collectors;
   std::vector<GuardStatus> guards;          ///< the memory guards' ledgers (report/guard_metrics.h)
+  /// Kernel-log records counted since boot (issue 33, report/kernel_metrics.h); absent when the log
+  /// is not readable.
+  std::optional<KernelSignals> kernel;
 };
 
 /// One metric family the exporter can emit.

@@ -30,6 +30,7 @@ std::string TrainLogRecord(SysTime t, char stream, std::string_view text) {
 std::vector<nlohmann::ordered_json> SampleEventRecords(const Sample& s) {
   std::vector<nlohmann::ordered_json> out;
   for (const std::string& e : s.events) {
+    if (StartsWith(e, "kernel_")) continue;  // issue 33: written below from the records themselves
     nlohmann::ordered_json j;
     j["time"] = FormatUtcMillis(s.time);
     const SampleEvent ev = DecodeSampleEvent(e);  // telemetry/event_schema.h
@@ -50,6 +51,17 @@ std::vector<nlohmann::ordered_json> SampleEventRecords(const Sample& s) {
     }
     if (s.gpu && s.gpu->temp_c) j["gpu_temp_c"] = *s.gpu->temp_c;
     if (s.gpu && s.gpu->sm_clock_mhz) j["sm_clock_mhz"] = *s.gpu->sm_clock_mhz;
+    out.push_back(std::move(j));
+  }
+  for (const KernelSign& k : s.kernel) {  // issue 33: kernel_nvrm_no_memory, kernel_xid, kernel_oom_kill, ...
+    nlohmann::ordered_json j;
+    j["time"] = FormatUtcMillis(s.time);
+    j["type"] = KernelSignInfo(k.kind).event;
+    if (k.xid) j["code"] = *k.xid;
+    if (k.pid) j["pid"] = *k.pid;
+    if (!k.name.empty()) j["name"] = k.name;
+    j["seq"] = k.seq;
+    j["line"] = k.line;
     out.push_back(std::move(j));
   }
   return out;

@@ -172,6 +172,9 @@ Result<SuperviseResult> Supervise(const HostView& ctx, RunRecorder& rec, const S
   std::atomic<bool> stop{false};
   std::thread sampler_thread([&] {
     Sampler sampler(ctx);
+    if (!sampler.kernel_log_note().empty())  // issue 33: said once, in the run's events
+      (void)rec.Event(std::chrono::system_clock::now(), "kernel_log_unreadable",
+                      nlohmann::ordered_json{{"detail", sampler.kernel_log_note()}});
     EventDetector detector;
     ProcessWatch watch(ctx, rec, child->pid);
     JobContention contention(static_cast<uint32_t>(child->pid), static_cast<uint32_t>(::getpid()));  // issue #24

@@ -13,6 +13,7 @@ std::string Cell(const std::optional<T>& v, const char* spec) {
   return v ? fmt::format(fmt::runtime(spec), *v) : std::string();
 }
 std::string Gib(std::optional<uint64_t> v) { return v ? fmt::format("{:.3f}", ToGiB(*v)) : std::string(); }
+std::string Count(const std::optional<uint64_t>& v) { return v ? std::to_string(*v) : std::string(); }
 std::string Int(const std::optional<int64_t>& v) { return v ? std::to_string(*v) : std::string(); }
 
 /// The first GPU's reading when it is good, else an empty one (a lost GPU empties every GPU column).
@@ -145,6 +146,22 @@ const std::vector<SampleColumn>& SampleColumns() {
        [](const Sample& s) { return Cell(s.job_cores, "{:.2f}"); }, "", "The job's CPU share"},
       {"other_cores", "cores", "number", "host", "`run`: CPU time of the rest of the host over the wall time",
        [](const Sample& s) { return Cell(s.other_cores, "{:.2f}"); }, "", "The rest of the host's CPU use"},
+      // fragmentation and pinned memory (issue 33), appended
+      {"free_2mib_blocks", "", "integer", "memory", "/proc/buddyinfo: free blocks of at least 2 MiB, all zones",
+       [](const Sample& s) { return s.uma ? Count(s.uma->free_2m) : std::string(); }, "sparkops_memory_free_blocks", ""},
+      {"free_4mib_blocks", "", "integer", "memory", "/proc/buddyinfo: free blocks of at least 4 MiB, all zones",
+       [](const Sample& s) { return s.uma ? Count(s.uma->free_4m) : std::string(); }, "sparkops_memory_free_blocks", ""},
+      {"mlocked_gib", "GiB", "number", "memory", "/proc/meminfo Mlocked",
+       [](const Sample& s) { return s.uma ? Gib(s.uma->mlocked) : std::string(); }, "sparkops_memory_mlocked_bytes",
+       ""},
+      {"unevictable_gib", "GiB", "number", "memory", "/proc/meminfo Unevictable",
+       [](const Sample& s) { return s.uma ? Gib(s.uma->unevictable) : std::string(); },
+       "sparkops_memory_unevictable_bytes", ""},
+      {"shmem_gib", "GiB", "number", "memory", "/proc/meminfo Shmem",
+       [](const Sample& s) { return s.uma ? Gib(s.uma->shmem) : std::string(); }, "sparkops_memory_shmem_bytes", ""},
+      {"dev_shm_gib", "GiB", "number", "memory", "size= of the /dev/shm tmpfs (/proc/self/mounts)",
+       [](const Sample& s) { return s.uma ? Gib(s.uma->shm_size) : std::string(); }, "sparkops_dev_shm_size_bytes",
+       ""},
   };
   return kColumns;
 }

@@ -7,6 +7,13 @@
 
 namespace sparkops {
 
+std::string KernelEventName(const KernelSign& k) {
+  std::string e = KernelSignInfo(k.kind).event;
+  if (k.xid) e += ":" + std::to_string(*k.xid);
+  else if (k.kind == KernelSignKind::kOomKill && k.pid) e += ":" + std::to_string(*k.pid);
+  return e;
+}
+
 std::vector<std::string> EventDetector::Update(const Sample& s) {
   std::vector<std::string> ev;
   const GpuReading* g = s.gpu && s.gpu->error.empty() ? &*s.gpu : nullptr;
@@ -46,6 +53,7 @@ std::vector<std::string> EventDetector::Update(const Sample& s) {
   }
   auto power = power_.Update(s);  // issue 18: after the GPU events
   ev.insert(ev.end(), power.begin(), power.end());
+  for (const KernelSign& k : s.kernel) ev.push_back(KernelEventName(k));  // issue 33: kernel log, last
   return ev;
 }
 

@@ -9,7 +9,10 @@
 ///    >= 3 degC in total while power stays within +-10 % of the stretch's first sample (the G4 signature,
 ///    docs/checks.md); once per stretch;
 ///  - `hot`: temperature reaches 86 degC (a reported GB10 trip point, 86-87 degC); once per
-///    episode, re-armed when it drops below.
+///    episode, re-armed when it drops below;
+///  - issue 33: one event per kernel-log record the sampler found since the last sample:
+///    `kernel_nvrm_no_memory`, `kernel_xid:<code>`, `kernel_oom_kill:<pid>`, `kernel_hung_task`,
+///    `kernel_lockup` (host/kmsg.h's table), after every other event.
 #include <optional>
 #include <string>
 #include <vector>
@@ -26,6 +29,9 @@ inline constexpr int kThermalSamples = 3;
 inline constexpr double kThermalRiseC = 3.0;
 inline constexpr double kThermalPowerBand = 0.10;
 inline constexpr double kHotC = 86.0;
+
+/// The event string of one kernel-log sign ("kernel_xid:109", "kernel_oom_kill:48211").
+std::string KernelEventName(const KernelSign& k);
 
 class EventDetector {
  public:

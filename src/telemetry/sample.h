@@ -7,8 +7,10 @@
 #include <vector>
 
 #include "base/timefmt.h"
+#include "host/buddyinfo.h"
 #include "host/cpu_pressure.h"
 #include "host/gpu.h"
+#include "host/kmsg.h"
 #include "host/meminfo.h"
 #include "host/power_rails.h"
 
@@ -31,6 +33,9 @@ struct Sample {
   std::optional<HostPressure> host;   ///< CPU / I/O pressure; absent when neither PSI nor /proc/stat reads
   std::optional<double> job_cores;    ///< `run`: CPU cores the job's process tree used since the last sample
   std::optional<double> other_cores;  ///< `run`: CPU cores the rest of the host used over the same time
+  // Kernel log and fragmentation (issue 33; host/kmsg.h, host/buddyinfo.h), appended.
+  std::vector<KernelSign> kernel;   ///< NVRM/Xid/OOM-kill/hung-task/lockup records since the last sample
+  std::optional<UmaPressure> uma;   ///< free 2/4 MiB blocks, Mlocked, Unevictable, Shmem, /dev/shm size
 };
 
 }  // namespace sparkops

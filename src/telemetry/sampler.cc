@@ -14,7 +14,20 @@ std::optional<uint64_t> GpuAttributedBytes(const GpuReading& g) {
   return sum;
 }
 
-Sampler::Sampler(const HostView& ctx) : ctx_(ctx), gpu_(ctx) {}
+Sampler::Sampler(const HostView& ctx) : ctx_(ctx), gpu_(ctx) {
+  // issue 33: follow only what the kernel logs from now on (preflight and the exporter count since boot).
+  auto k = KmsgReader::Open(ctx.fs);
+  if (!k) {  // absent (a container, a fixture root): nothing to say; unreadable: said once by the command
+    if (k.error().kind != Error::Kind::kNotFound) kmsg_note_ = "kernel log not followed: " + k.error().message;
+    return;
+  }
+  KernelSignals before;
+  if (auto ok = k->Poll(&before); !ok) {
+    kmsg_note_ = "kernel log not followed: " + ok.error().message;
+    return;
+  }
+  kmsg_.emplace(std::move(*k));
+}
 
 Sample Sampler::Take() {
   Sample s;
@@ -36,6 +49,11 @@ Sample Sampler::Take() {
     s.power = std::move(pr);
   }
   if (auto h = ReadHostPressure(ctx_.fs)) s.host = std::move(h->p);  // issue #24
+  if (kmsg_) {  // issue 33
+    KernelSignals news;
+    if (kmsg_->Poll(&news)) s.kernel = std::move(news.signs);
+  }
+  if (s.mem) s.uma = ReadUmaPressure(ctx_.fs, *s.mem);
   return s;
 }
 

@@ -3,6 +3,7 @@
 /// at construction), /proc/meminfo and /proc/pressure/memory under --root.
 #include "host/gpu.h"
 #include "host/host_view.h"
+#include "host/kmsg_reader.h"
 #include "host/power_rails.h"
 #include "telemetry/sample.h"
 
@@ -19,6 +20,13 @@ class Sampler {
   const HostView& ctx_;
   GpuReader gpu_;
   EnergyRates energy_;  ///< power averaged from the spbm energy counters between samples
+  std::optional<KmsgReader> kmsg_;  ///< the kernel log, positioned after the records already there at start
+  std::string kmsg_note_;
+
+ public:
+  /// Why the kernel log is not followed when /dev/kmsg exists but cannot be read (no root,
+  /// dmesg_restrict); "" otherwise. Said once by the command.
+  const std::string& kernel_log_note() const { return kmsg_note_; }
 };
 
 /// Sum of the per-process GPU memory NVML reports: absent when the process list is not readable or

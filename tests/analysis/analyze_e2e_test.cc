@@ -84,6 +84,27 @@ TEST(AnalyzeE2E, BootIdMismatchWithoutExitRecordIsAReboot) {
   EXPECT_EQ(same["end"]["status"], "no_exit_record");
 }
 
+// issue 33: a run whose host froze (no exit record, a new boot id) with a pstore record from the
+// crashed boot: analyze shows the last NVRM/Xid/lockup lines in text, JSON and the report.
+TEST(AnalyzeE2E, RebootShowsTheLastKernelLinesTheFrozenBootLeft) {
+  TempDir root;
+  root.Write("proc/sys/kernel/random/boot_id", testing::ReadFileOrDie(Root() + "/proc/sys/kernel/random/boot_id"));
+  root.Write("sys/fs/pstore/dmesg-efi-178902345601001",
+             testing::ReadFileOrDie(Fixture("wedge") + "/sys/fs/pstore/dmesg-efi-178902345601001"));
+  auto r = RunInProcess({"analyze", "--root", root.path(), RunDir("reboot")}, {{"TZ", "UTC"}});
+  EXPECT_EQ(r.rc, 0) << r.err;
+  EXPECT_NE(r.out.find("last kernel lines before it"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("/sys/fs/pstore/dmesg-efi-178902345601001: NVRM: nvCheckOkFailedNoLog"), std::string::npos)
+      << r.out;
+  auto j = Json({"analyze", "--root", root.path(), RunDir("reboot"), "--json"});
+  ASSERT_EQ(j["end"]["kernel_lines"].size(), 3u) << j["end"].dump(2);
+  EXPECT_NE(j["end"]["kernel_lines"][1].get<std::string>().find("NVRM: Xid (PCI:000f:01:00): 109"), std::string::npos);
+  EXPECT_NE(j["end"]["kernel_lines"][2].get<std::string>().find("soft lockup"), std::string::npos);
+  // Without pstore records (today's fixture root): no kernel lines, nothing invented.
+  auto plain = Json({"analyze", "--root", Root(), RunDir("reboot"), "--json"});
+  EXPECT_FALSE(plain["end"].contains("kernel_lines"));
+}
+
 TEST(AnalyzeE2E, LogAndThermalFlagsWithoutARunDirectory) {
   auto r = RunInProcess({"analyze", "--log", RunDir("thermal") + "/train.log", "--thermal",
                          RunDir("thermal") + "/thermal.csv"},

@@ -60,9 +60,9 @@ TEST(Explain, LadderInOrder) {
 }
 
 TEST(Explain, UnknownTopicIsUsageError) {
-  auto r = RunInProcess({"explain", "G11"});
+  auto r = RunInProcess({"explain", "G12"});
   EXPECT_EQ(r.rc, 2);
-  EXPECT_NE(r.err.find("G11"), std::string::npos);
+  EXPECT_NE(r.err.find("G12"), std::string::npos);
 }
 
 TEST(Explain, JsonHasAllFields) {

@@ -180,7 +180,7 @@ TEST(PreflightG10, UnreadableConfigStillPrintsTenLinesAndExitsTwo) {
   EXPECT_EQ(r.rc, 2);
   int lines = 0;
   for (char c : r.out) lines += c == '\n';
-  EXPECT_EQ(lines, 10) << r.out;
+  EXPECT_EQ(lines, 11) << r.out;
   EXPECT_NE(r.out.find("G10 FAIL cannot check " + Fixture("configs/broken.yaml") + ": YAML parse error at line 3"),
             std::string::npos)
       << r.out;

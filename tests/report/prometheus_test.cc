@@ -71,6 +71,23 @@ ExporterInputs FullInputs() {
   s.gpu_attributed_bytes = uint64_t{21474836480};
   s.events = {"thermal_signature"};
   s.power = ReadPowerReading(HostFs(Fixture("power/spbm_ewma")));  // issue 18: every power family
+  // issue 33: fragmentation and pinned memory, and kernel-log counts since boot
+  UmaPressure u;
+  u.free_2m = 0;
+  u.free_4m = 0;
+  u.mlocked = uint64_t{66035122176};
+  u.unevictable = uint64_t{66035122176};
+  u.shmem = uint64_t{68719476736};
+  u.shm_size = uint64_t{68719476736};
+  s.uma = u;
+  KernelSignals k;
+  for (const char* t :
+       {"NVRM: Out of memory [NV_ERR_NO_MEMORY]", "NVRM: Xid (PCI:000f:01:00): 31, pid=7, name=x, Ch 1"}) {
+    KmsgRecord r;
+    r.text = t;
+    k.Add(r);
+  }
+  in.kernel = k;
   in.sample = s;
   in.workloads = {{"vllm", 4242, "uncapped", uint64_t{68719476736}}, {"trainer", 5151, "idle", std::nullopt}};
   PreflightSnapshot pf;
