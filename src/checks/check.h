@@ -34,7 +34,7 @@ struct CheckDef {
 const std::vector<CheckDef>& AllChecks();
 /// Runs one check; the result's id is the row's, whatever the function wrote.
 CheckResult RunCheck(const CheckDef& def, const HostFacts& facts);
-/// "G1..G10": the first and last ids of the table.
+/// "G1..GN": the first and last ids of the table.
 std::string CheckIdRange();
 /// How many checks there are, as a word for prose ("ten"; digits past twenty).
 std::string CheckCountWord();

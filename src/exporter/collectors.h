@@ -44,7 +44,7 @@ CollectorStatus CollectGuards(const HostView& ctx, std::vector<GuardStatus>& out
 void LogCollectorErrors(std::ostream& err, const std::vector<CollectorStatus>& collectors,
                         std::map<std::string, std::string>* last);
 
-/// Runs G1..G10 (AllChecks) over the given GPU snapshot and meminfo (so preflight never reads NVML
+/// Runs every check of AllChecks() over the given GPU snapshot and meminfo (so preflight never reads NVML
 /// concurrently with a scrape). Never throws; a check's own failure is its status.
 PreflightSnapshot RunPreflight(const HostView& ctx, const GpuSnapshot& gpu, const std::optional<MemInfo>& mem);
 

@@ -16,6 +16,12 @@ const std::vector<EventType>& SampleEventTypes() {
       {"missed_slots", EventDetail::kCount, "missed_slots:3"},
       {"rows_lost", EventDetail::kCount, "rows_lost:2"},
       {"cpu_temp_high", EventDetail::kNone, "cpu_temp_high"},
+      // kernel-log records (host/kmsg.h), after the sample's other events
+      {"kernel_nvrm_no_memory", EventDetail::kNone, "kernel_nvrm_no_memory"},
+      {"kernel_xid", EventDetail::kText, "kernel_xid:79"},
+      {"kernel_oom_kill", EventDetail::kText, "kernel_oom_kill:4242"},
+      {"kernel_hung_task", EventDetail::kNone, "kernel_hung_task"},
+      {"kernel_lockup", EventDetail::kNone, "kernel_lockup"},
   };
   return kTypes;
 }
