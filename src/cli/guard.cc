@@ -165,6 +165,7 @@ int CmdGuard(Context& ctx, const std::vector<std::string>& args) {
       const auto fields = guard::GuardEventFields(a, {});
       for (auto& [k, val] : fields.items()) j[k] = val;
       j["action"] = "none";
+      j.erase("signal");  // nothing was signalled
       j["why"] = "no process may be chosen (--only/--avoid, PID 1, itself, kernel threads)";
       Emit(ctx, j);
       state = {};
@@ -191,6 +192,8 @@ int CmdGuard(Context& ctx, const std::vector<std::string>& args) {
     if (!dry_run && guard::ProcessAlive(victim.pid) && !g_quit) {
       ::kill(static_cast<pid_t>(victim.pid), SIGKILL);
       a.killed = true;
+      a.wall = std::chrono::system_clock::now();  // the kill's own reading, not the SIGTERM's
+      if (auto now = reader.Read(guard::MonoSeconds())) a.reading = *now;
       ledger.Count("kill", guard::ToString(d.reason));
       Emit(ctx, event());
     }
