@@ -18,7 +18,8 @@ namespace sparkops {
 namespace {
 
 std::string OwnerName(uid_t uid) {
-  struct passwd pw {}, *found = nullptr;
+  struct passwd pw {
+  }, *found = nullptr;
   char buf[1024];
   if (::getpwuid_r(uid, &pw, buf, sizeof buf, &found) == 0 && found) return fmt::format("{} (uid {})", pw.pw_name, uid);
   return fmt::format("uid {}", uid);
@@ -35,13 +36,15 @@ Result<void> TrustedByRoot(std::string_view flag, const std::string& path, const
                            const struct stat& st) {
   const std::string where = dir.empty() ? "/" : dir;
   if (st.st_uid != 0)
-    return InputError(fmt::format("{} {}: {} is owned by {}, not root; as root sparkops writes only in "
-                                  "directories root owns (docs/reliability.md, Running as root)",
-                                  flag, path, where, OwnerName(st.st_uid)));
+    return InputError(
+        fmt::format("{} {}: {} is owned by {}, not root; as root sparkops writes only in "
+                    "directories root owns (docs/reliability.md, Running as root)",
+                    flag, path, where, OwnerName(st.st_uid)));
   if ((st.st_mode & (S_IWGRP | S_IWOTH)) != 0 && (st.st_mode & S_ISVTX) == 0)
-    return InputError(fmt::format("{} {}: {} (owner {}) is writable by group or others without the sticky "
-                                  "bit (mode {:04o}); as root sparkops refuses it (docs/reliability.md)",
-                                  flag, path, where, OwnerName(st.st_uid), st.st_mode & 07777));
+    return InputError(
+        fmt::format("{} {}: {} (owner {}) is writable by group or others without the sticky "
+                    "bit (mode {:04o}); as root sparkops refuses it (docs/reliability.md)",
+                    flag, path, where, OwnerName(st.st_uid), st.st_mode & 07777));
   return {};
 }
 
@@ -82,7 +85,8 @@ Result<int> OpenAsRoot(std::string_view flag, const std::string& path, bool crea
     std::string c = std::move(todo.front());
     todo.pop_front();
     if (c == ".") continue;
-    const std::string next = c == ".." ? std::filesystem::path(at.empty() ? "/" : at).parent_path().string() : Join(at, c);
+    const std::string next =
+        c == ".." ? std::filesystem::path(at.empty() ? "/" : at).parent_path().string() : Join(at, c);
     if (::fstatat(fd, c.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
       if (errno != ENOENT || !create)
         return fail(IoError(fmt::format("{} {}: {}: {}", flag, path, next, std::strerror(errno))));
@@ -93,9 +97,10 @@ Result<int> OpenAsRoot(std::string_view flag, const std::string& path, bool crea
     }
     if (S_ISLNK(st.st_mode)) {
       if (st.st_uid != 0)
-        return fail(InputError(fmt::format("{} {}: {} is a link owned by {}; as root sparkops never follows a "
-                                           "link another user made (docs/reliability.md)",
-                                           flag, path, next, OwnerName(st.st_uid))));
+        return fail(
+            InputError(fmt::format("{} {}: {} is a link owned by {}; as root sparkops never follows a "
+                                   "link another user made (docs/reliability.md)",
+                                   flag, path, next, OwnerName(st.st_uid))));
       if (++links > 40) return fail(InputError(fmt::format("{} {}: too many links", flag, path)));
       char target[4096];
       ssize_t n = ::readlinkat(fd, c.c_str(), target, sizeof target - 1);
@@ -182,7 +187,8 @@ bool OutDir::Has(std::string_view name) const {
 }
 
 Result<int> OutDir::CreateNew(std::string_view name) const {
-  int fd = ::openat(fd_, std::string(name).c_str(), O_RDWR | O_APPEND | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+  int fd =
+      ::openat(fd_, std::string(name).c_str(), O_RDWR | O_APPEND | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
   if (fd < 0 && errno == EEXIST)
     return InputError(fmt::format("{}: already exists (sparkops creates it new, never through a link)", PathOf(name)));
   if (fd < 0) return IoError(fmt::format("cannot create {}: {}", PathOf(name), std::strerror(errno)));
@@ -201,9 +207,9 @@ Result<int> OutDir::OpenForAppend(std::string_view name) const {
   struct stat st {};
   if (::geteuid() == 0 && ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && (st.st_uid != 0 || st.st_nlink > 1)) {
     ::close(fd);
-    return InputError(fmt::format("{}: {}; as root sparkops appends only to its own files (docs/reliability.md)",
-                                  PathOf(name),
-                                  st.st_uid != 0 ? "owned by " + OwnerName(st.st_uid) : std::string("has other hard links")));
+    return InputError(
+        fmt::format("{}: {}; as root sparkops appends only to its own files (docs/reliability.md)", PathOf(name),
+                    st.st_uid != 0 ? "owned by " + OwnerName(st.st_uid) : std::string("has other hard links")));
   }
   return fd;
 }

@@ -55,7 +55,8 @@ Result<RunRecorder> RunRecorder::Create(const std::string& dir) {
   // Any file of a run means another run's record: appending to it would mix two runs. A link of
   // that name (dangling or not) counts too: it is never followed.
   for (const char* f : {"train.log", "events.jsonl", "thermal.csv", "meta.json", "summary.json"})
-    if (out->Has(f)) return InputError(fmt::format("--out {}: already holds a run ({}); choose a new directory", dir, f));
+    if (out->Has(f))
+      return InputError(fmt::format("--out {}: already holds a run ({}); choose a new directory", dir, f));
   RunRecorder r;
   r.dir_ = dir;
   auto log = CsvAppender::Open(*out, "train.log", "", /*create_new=*/true);

@@ -63,9 +63,8 @@ struct Ground {
   bool PasswdIntact() const { return ReadFileOrDie(passwd) == "root:x:0:0:root:/root:/bin/bash\n"; }
 };
 
-#define SKIP_UNLESS_ROOT_AND_SETPRIV()          \
-  if (std::string why = WhyNot(); !why.empty()) \
-  GTEST_SKIP() << why
+#define SKIP_UNLESS_ROOT_AND_SETPRIV() \
+  if (std::string why = WhyNot(); !why.empty()) GTEST_SKIP() << why
 
 bool Mentions(const RunOutput& r, const std::string& s) { return r.err.find(s) != std::string::npos; }
 
@@ -75,7 +74,8 @@ TEST(RunningAsRoot, RunRefusesARunDirectoryAnotherUserOwnsAndWritesNothingThroug
   // nobody's run directory: train.log a dangling link into root's 0700 directory.
   ASSERT_TRUE(AsNobody("mkdir " + g.shared + "/run && ln -s " + g.secret + "/new_file " + g.shared +
                        "/run/train.log && ln -s " + g.passwd + " " + g.shared + "/run/meta.json.tmp.1"));
-  RunOutput r = RunBinary({"--root", Fixture("gb10"), "run", "--no-guard", "--out", g.shared + "/run", "--", "echo", "hi"});
+  RunOutput r =
+      RunBinary({"--root", Fixture("gb10"), "run", "--no-guard", "--out", g.shared + "/run", "--", "echo", "hi"});
   EXPECT_EQ(r.rc, 2) << r.err;
   EXPECT_TRUE(Mentions(r, g.shared + "/run is owned by nobody")) << r.err;
   EXPECT_FALSE(fs::exists(fs::symlink_status(g.secret + "/new_file"))) << "root created a file through nobody's link";
@@ -93,7 +93,8 @@ TEST(RunningAsRoot, RunInAStickyDirectoryNeverFollowsALinkNamedLikeARunFile) {
   EXPECT_TRUE(Mentions(r, "already holds a run (train.log)")) << r.err;
   EXPECT_FALSE(fs::exists(fs::symlink_status(g.secret + "/new_file")));
   // A fresh run directory root creates in the sticky directory works as before.
-  RunOutput ok = RunBinary({"--root", Fixture("gb10"), "run", "--no-guard", "--out", g.shared + "/mine", "--", "echo", "hi"});
+  RunOutput ok =
+      RunBinary({"--root", Fixture("gb10"), "run", "--no-guard", "--out", g.shared + "/mine", "--", "echo", "hi"});
   EXPECT_EQ(ok.rc, 0) << ok.err;
   EXPECT_NE(ReadFileOrDie(g.shared + "/mine/train.log").find("\to\thi\n"), std::string::npos);
   struct stat st {};
@@ -106,13 +107,15 @@ TEST(RunningAsRoot, RunRefusesAGroupWritableDirectoryAndALinkAnotherUserOwnsOnTh
   Ground g;
   fs::create_directory(g.t.path() + "/team");
   ::chmod((g.t.path() + "/team").c_str(), 0775);
-  RunOutput r = RunBinary({"--root", Fixture("gb10"), "run", "--no-guard", "--out", g.t.path() + "/team/run", "--", "true"});
+  RunOutput r =
+      RunBinary({"--root", Fixture("gb10"), "run", "--no-guard", "--out", g.t.path() + "/team/run", "--", "true"});
   EXPECT_EQ(r.rc, 2) << r.err;
   EXPECT_TRUE(Mentions(r, "writable by group or others without the sticky bit (mode 0775)")) << r.err;
   EXPECT_FALSE(fs::exists(g.t.path() + "/team/run"));
   // A link nobody made, pointing at a directory root owns: never followed.
   ASSERT_TRUE(AsNobody("ln -s " + g.secret + " " + g.shared + "/to_secret"));
-  RunOutput l = RunBinary({"--root", Fixture("gb10"), "run", "--no-guard", "--out", g.shared + "/to_secret/run", "--", "true"});
+  RunOutput l =
+      RunBinary({"--root", Fixture("gb10"), "run", "--no-guard", "--out", g.shared + "/to_secret/run", "--", "true"});
   EXPECT_EQ(l.rc, 2) << l.err;
   EXPECT_TRUE(Mentions(l, "is a link owned by nobody")) << l.err;
   EXPECT_FALSE(fs::exists(g.secret + "/run"));
@@ -144,18 +147,18 @@ TEST(RunningAsRoot, SampleOutNeverAppendsThroughALinkNorToAnotherUsersFile) {
   SKIP_UNLESS_ROOT_AND_SETPRIV();
   Ground g;
   // Root's CSV holds sparkops's header: before, root followed nobody's link and appended to it.
-  RunOutput first = RunBinary({"--root", Fixture("gb10"), "sample", "--count", "1", "--interval", "0.001", "--out",
-                               g.secret + "/thermal.csv"});
+  RunOutput first = RunBinary(
+      {"--root", Fixture("gb10"), "sample", "--count", "1", "--interval", "0.001", "--out", g.secret + "/thermal.csv"});
   ASSERT_EQ(first.rc, 0) << first.err;
   const std::string before = ReadFileOrDie(g.secret + "/thermal.csv");
   ASSERT_TRUE(AsNobody("ln -s " + g.secret + "/thermal.csv " + g.shared + "/s.csv && touch " + g.shared + "/own.csv"));
-  RunOutput r = RunBinary({"--root", Fixture("gb10"), "sample", "--count", "1", "--interval", "0.001", "--out",
-                           g.shared + "/s.csv"});
+  RunOutput r = RunBinary(
+      {"--root", Fixture("gb10"), "sample", "--count", "1", "--interval", "0.001", "--out", g.shared + "/s.csv"});
   EXPECT_EQ(r.rc, 2) << r.err;
   EXPECT_TRUE(Mentions(r, "is a link")) << r.err;
   EXPECT_EQ(ReadFileOrDie(g.secret + "/thermal.csv"), before);
-  RunOutput o = RunBinary({"--root", Fixture("gb10"), "sample", "--count", "1", "--interval", "0.001", "--out",
-                           g.shared + "/own.csv"});
+  RunOutput o = RunBinary(
+      {"--root", Fixture("gb10"), "sample", "--count", "1", "--interval", "0.001", "--out", g.shared + "/own.csv"});
   EXPECT_EQ(o.rc, 2) << o.err;
   EXPECT_TRUE(Mentions(o, "owned by nobody")) << o.err;
   EXPECT_EQ(ReadFileOrDie(g.shared + "/own.csv"), "");
