@@ -77,7 +77,7 @@ TEST(RunningAsRoot, RunRefusesARunDirectoryAnotherUserOwnsAndWritesNothingThroug
   RunOutput r =
       RunBinary({"--root", Fixture("gb10"), "run", "--no-guard", "--out", g.shared + "/run", "--", "echo", "hi"});
   EXPECT_EQ(r.rc, 2) << r.err;
-  EXPECT_TRUE(Mentions(r, g.shared + "/run is owned by nobody")) << r.err;
+  EXPECT_TRUE(Mentions(r, g.shared + "/run is owned by") && Mentions(r, "uid 65534")) << r.err;
   EXPECT_FALSE(fs::exists(fs::symlink_status(g.secret + "/new_file"))) << "root created a file through nobody's link";
   EXPECT_TRUE(g.PasswdIntact());
 }
@@ -117,7 +117,7 @@ TEST(RunningAsRoot, RunRefusesAGroupWritableDirectoryAndALinkAnotherUserOwnsOnTh
   RunOutput l =
       RunBinary({"--root", Fixture("gb10"), "run", "--no-guard", "--out", g.shared + "/to_secret/run", "--", "true"});
   EXPECT_EQ(l.rc, 2) << l.err;
-  EXPECT_TRUE(Mentions(l, "is a link owned by nobody")) << l.err;
+  EXPECT_TRUE(Mentions(l, "is a link owned by") && Mentions(l, "uid 65534")) << l.err;
   EXPECT_FALSE(fs::exists(g.secret + "/run"));
 }
 
@@ -139,7 +139,7 @@ TEST(RunningAsRoot, AnalyzeHtmlNeverReplacesAFileThroughAPlantedTemporaryOrIntoA
   ASSERT_TRUE(AsNobody("mkdir " + g.shared + "/nb"));
   RunOutput n = RunBinary({"analyze", Fixture("runs/thermal"), "--html", g.shared + "/nb/report.html"});
   EXPECT_EQ(n.rc, 2) << n.err;
-  EXPECT_TRUE(Mentions(n, g.shared + "/nb is owned by nobody")) << n.err;
+  EXPECT_TRUE(Mentions(n, g.shared + "/nb is owned by") && Mentions(n, "uid 65534")) << n.err;
   EXPECT_FALSE(fs::exists(fs::symlink_status(g.shared + "/nb/report.html")));
 }
 
@@ -160,7 +160,7 @@ TEST(RunningAsRoot, SampleOutNeverAppendsThroughALinkNorToAnotherUsersFile) {
   RunOutput o = RunBinary(
       {"--root", Fixture("gb10"), "sample", "--count", "1", "--interval", "0.001", "--out", g.shared + "/own.csv"});
   EXPECT_EQ(o.rc, 2) << o.err;
-  EXPECT_TRUE(Mentions(o, "owned by nobody")) << o.err;
+  EXPECT_TRUE(Mentions(o, "owned by") && Mentions(o, "uid 65534")) << o.err;
   EXPECT_EQ(ReadFileOrDie(g.shared + "/own.csv"), "");
 }
 
@@ -170,6 +170,8 @@ TEST(RunningAsRoot, AUserRunningAsThemselvesKeepsTodaysBehaviour) {
   // nobody writes in its own directory (and follows its own link to it), as any user does.
   ASSERT_TRUE(AsNobody("mkdir " + g.shared + "/home && ln -s home " + g.shared + "/home_link"));
   const std::string bin = testing::TargetShell({testing::SparkopsBin()});
+  if (!AsNobody(bin + " --version >/dev/null 2>&1 && test -r " + Fixture("gb10") + "/proc/meminfo"))
+    GTEST_SKIP() << "uid 65534 cannot run the built binary or read the fixtures from this checkout";
   ASSERT_TRUE(AsNobody(bin + " --root " + Fixture("gb10") + " sample --count 1 --interval 0.001 --out " + g.shared +
                        "/home_link/s.csv >/dev/null 2>&1"));
   EXPECT_EQ(ReadFileOrDie(g.shared + "/home/s.csv").rfind("timestamp", 0), 0u);
