@@ -25,8 +25,9 @@ std::string OwnerName(uid_t uid) {
   return fmt::format("uid {}", uid);
 }
 
+/// `dir/name`; "" and "/" both mean the root directory (the walk's "" is "/").
 std::string Join(const std::string& dir, std::string_view name) {
-  if (dir.empty() || dir == "/") return dir + std::string(name);
+  if (dir.empty() || dir == "/") return "/" + std::string(name);
   return dir + "/" + std::string(name);
 }
 
@@ -200,11 +201,13 @@ Result<int> OutDir::OpenForAppend(std::string_view name) const {
   int fd = ::openat(fd_, std::string(name).c_str(), O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC,
                     0644);
   if (fd < 0 && errno == ENXIO) return InputError(fmt::format("{}: a FIFO with no reader", PathOf(name)));
-  if (fd < 0 && errno == ELOOP)
+  struct stat st {};
+  // ELOOP: O_NOFOLLOW met a link; EACCES: fs.protected_symlinks refused another user's link first.
+  if (fd < 0 && (errno == ELOOP || errno == EACCES) &&
+      ::fstatat(fd_, std::string(name).c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode))
     return InputError(fmt::format("{}: is a link; sparkops never writes through a link", PathOf(name)));
   if (fd < 0) return IoError(fmt::format("cannot open {} for appending: {}", PathOf(name), std::strerror(errno)));
   ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
-  struct stat st {};
   if (::geteuid() == 0 && ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && (st.st_uid != 0 || st.st_nlink > 1)) {
     ::close(fd);
     return InputError(
