@@ -51,11 +51,12 @@ Result<void> TrustedByRoot(std::string_view flag, const std::string& path, const
 
 /// Root's walk: from "/", one component at a time, each directory checked before the next is
 /// looked up in it; a link is followed only when root owns it (then its target is walked the same way).
-Result<int> OpenAsRoot(std::string_view flag, const std::string& path, bool create) {
+/// `path` is walked; `shown` names it in messages (the output file, for ForFile).
+Result<int> OpenAsRoot(std::string_view flag, const std::string& path, const std::string& shown, bool create) {
   std::string abs = path;
   if (abs.empty() || abs[0] != '/') {
     char cwd[4096];
-    if (!::getcwd(cwd, sizeof cwd)) return IoError(fmt::format("{} {}: getcwd: {}", flag, path, std::strerror(errno)));
+    if (!::getcwd(cwd, sizeof cwd)) return IoError(fmt::format("{} {}: getcwd: {}", flag, shown, std::strerror(errno)));
     abs = Join(cwd, path);
   }
   std::deque<std::string> todo;
@@ -72,7 +73,7 @@ Result<int> OpenAsRoot(std::string_view flag, const std::string& path, bool crea
   };
   push_front(abs);
   int fd = ::open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0) return IoError(fmt::format("{} {}: cannot open /: {}", flag, path, std::strerror(errno)));
+  if (fd < 0) return IoError(fmt::format("{} {}: cannot open /: {}", flag, shown, std::strerror(errno)));
   std::string at;  // the directory fd refers to, as walked ("" = "/")
   auto fail = [&fd](std::unexpected<Error> e) -> Result<int> {
     ::close(fd);
@@ -80,7 +81,7 @@ Result<int> OpenAsRoot(std::string_view flag, const std::string& path, bool crea
   };
   struct stat st {};
   if (::fstat(fd, &st) != 0) return fail(IoError(std::strerror(errno)));
-  if (auto ok = TrustedByRoot(flag, path, at, st); !ok) return fail(std::unexpected(ok.error()));
+  if (auto ok = TrustedByRoot(flag, shown, at, st); !ok) return fail(std::unexpected(ok.error()));
   int links = 0;
   while (!todo.empty()) {
     std::string c = std::move(todo.front());
@@ -90,22 +91,22 @@ Result<int> OpenAsRoot(std::string_view flag, const std::string& path, bool crea
         c == ".." ? std::filesystem::path(at.empty() ? "/" : at).parent_path().string() : Join(at, c);
     if (::fstatat(fd, c.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
       if (errno != ENOENT || !create)
-        return fail(IoError(fmt::format("{} {}: {}: {}", flag, path, next, std::strerror(errno))));
+        return fail(IoError(fmt::format("{} {}: {}: {}", flag, shown, next, std::strerror(errno))));
       if (::mkdirat(fd, c.c_str(), 0755) != 0 && errno != EEXIST)
-        return fail(InputError(fmt::format("{} {}: cannot create {}: {}", flag, path, next, std::strerror(errno))));
+        return fail(InputError(fmt::format("{} {}: cannot create {}: {}", flag, shown, next, std::strerror(errno))));
       if (::fstatat(fd, c.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0)
-        return fail(IoError(fmt::format("{} {}: {}: {}", flag, path, next, std::strerror(errno))));
+        return fail(IoError(fmt::format("{} {}: {}: {}", flag, shown, next, std::strerror(errno))));
     }
     if (S_ISLNK(st.st_mode)) {
       if (st.st_uid != 0)
         return fail(
             InputError(fmt::format("{} {}: {} is a link owned by {}; as root sparkops never follows a "
                                    "link another user made (docs/reliability.md)",
-                                   flag, path, next, OwnerName(st.st_uid))));
-      if (++links > 40) return fail(InputError(fmt::format("{} {}: too many links", flag, path)));
+                                   flag, shown, next, OwnerName(st.st_uid))));
+      if (++links > 40) return fail(InputError(fmt::format("{} {}: too many links", flag, shown)));
       char target[4096];
       ssize_t n = ::readlinkat(fd, c.c_str(), target, sizeof target - 1);
-      if (n <= 0) return fail(IoError(fmt::format("{} {}: readlink {}: {}", flag, path, next, std::strerror(errno))));
+      if (n <= 0) return fail(IoError(fmt::format("{} {}: readlink {}: {}", flag, shown, next, std::strerror(errno))));
       std::string_view t(target, static_cast<size_t>(n));
       push_front(t);
       if (t[0] == '/') {
@@ -117,14 +118,14 @@ Result<int> OpenAsRoot(std::string_view flag, const std::string& path, bool crea
       }
       continue;
     }
-    if (!S_ISDIR(st.st_mode)) return fail(InputError(fmt::format("{} {}: {} is not a directory", flag, path, next)));
+    if (!S_ISDIR(st.st_mode)) return fail(InputError(fmt::format("{} {}: {} is not a directory", flag, shown, next)));
     int nfd = ::openat(fd, c.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    if (nfd < 0) return fail(IoError(fmt::format("{} {}: {}: {}", flag, path, next, std::strerror(errno))));
+    if (nfd < 0) return fail(IoError(fmt::format("{} {}: {}: {}", flag, shown, next, std::strerror(errno))));
     ::close(fd);
     fd = nfd;
     at = next == "/" ? "" : next;
     if (::fstat(fd, &st) != 0) return fail(IoError(std::strerror(errno)));
-    if (auto ok = TrustedByRoot(flag, path, at, st); !ok) return fail(std::unexpected(ok.error()));
+    if (auto ok = TrustedByRoot(flag, shown, at, st); !ok) return fail(std::unexpected(ok.error()));
   }
   return fd;
 }
@@ -146,8 +147,12 @@ bool WriteAll(int fd, std::string_view s) {
 }  // namespace
 
 Result<OutDir> OutDir::Open(std::string_view flag, const std::string& path, bool create) {
+  return Open(flag, path, path, create);
+}
+
+Result<OutDir> OutDir::Open(std::string_view flag, const std::string& path, const std::string& shown, bool create) {
   if (::geteuid() == 0) {
-    auto fd = OpenAsRoot(flag, path, create);
+    auto fd = OpenAsRoot(flag, path, shown, create);
     if (!fd) return std::unexpected(fd.error());
     return OutDir(*fd, path);
   }
@@ -157,14 +162,14 @@ Result<OutDir> OutDir::Open(std::string_view flag, const std::string& path, bool
     if (ec) return InputError(fmt::format("{} {}: cannot create: {}", flag, path, ec.message()));
   }
   int fd = ::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0 && errno == ENOTDIR) return InputError(fmt::format("{} {}: not a directory", flag, path));
-  if (fd < 0) return IoError(fmt::format("{} {}: {}", flag, path, std::strerror(errno)));
+  if (fd < 0 && errno == ENOTDIR) return InputError(fmt::format("{} {}: not a directory", flag, shown));
+  if (fd < 0) return IoError(fmt::format("{} {}: {}", flag, shown, std::strerror(errno)));
   return OutDir(fd, path);
 }
 
 Result<OutDir> OutDir::ForFile(std::string_view flag, const std::string& file) {
   std::string parent = std::filesystem::path(file).parent_path().string();
-  return Open(flag, parent.empty() ? "." : parent, false);
+  return Open(flag, parent.empty() ? "." : parent, file, false);
 }
 
 OutDir& OutDir::operator=(OutDir&& o) noexcept {

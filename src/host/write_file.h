@@ -51,6 +51,8 @@ class OutDir {
   Result<void> WriteAtomically(std::string_view name, std::string_view content) const;
 
  private:
+  /// Open, naming `shown` (the output file) in messages.
+  static Result<OutDir> Open(std::string_view flag, const std::string& path, const std::string& shown, bool create);
   OutDir(int fd, std::string path) : fd_(fd), path_(std::move(path)) {}
   int fd_ = -1;
   std::string path_;
