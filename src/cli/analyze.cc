@@ -1,5 +1,7 @@
 // sparkops analyze DIR | --log FILE [--thermal FILE] [--html FILE] [--tz ZONE] [--step-format T]
 #include <fmt/format.h>
+#include <filesystem>
+#include <optional>
 
 #include "analysis/analyze.h"
 #include "analysis/causes.h"
@@ -65,11 +67,18 @@ int CmdAnalyze(Context& ctx, const std::vector<std::string>& args) {
     }
     in.step_format = std::move(*t);
   }
+  std::optional<OutDir> html_dir;  // opened before the work: as root, refused unless root owns it
   if (!html.empty()) {
     if (auto same = RefuseOutputOverInput("--html", html, {in.log, in.thermal, in.events, in.meta}); !same) {
       ctx.err << "sparkops analyze: " << same.error().message << "\n";
       return kExitUsage;
     }
+    auto d = OutDir::ForFile("--html", html);
+    if (!d) {
+      ctx.err << "sparkops analyze: " << d.error().message << "\n";
+      return d.error().kind == Error::Kind::kInput ? kExitUsage : kExitProblem;
+    }
+    html_dir.emplace(std::move(*d));
   }
   auto result = Analyze(in, *zone, ctx.fs);
   if (!result) {
@@ -80,7 +89,8 @@ int CmdAnalyze(Context& ctx, const std::vector<std::string>& args) {
   const std::optional<RunMemory> memory = RunMemoryOf(ctx, *result);
   const RunMemory* mem = memory ? &*memory : nullptr;
   if (!html.empty()) {
-    if (auto w = WriteFileAtomically(html, RenderHtmlReport(*result, mem)); !w) {
+    const std::string name = std::filesystem::path(html).filename().string();
+    if (auto w = html_dir->WriteAtomically(name, RenderHtmlReport(*result, mem)); !w) {
       ctx.err << "sparkops analyze: --html: " << w.error().message << "\n";
       return kExitProblem;
     }

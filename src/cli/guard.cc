@@ -222,6 +222,7 @@ int CmdGuard(Context& ctx, const std::vector<std::string>& args) {
       const auto fields = guard::GuardEventFields(a, {});
       for (auto& [k, val] : fields.items()) j[k] = val;
       j["action"] = "none";
+      j.erase("signal");  // nothing was signalled
       j["why"] = "no process may be chosen (--only/--avoid, PID 1, itself, kernel threads, oom_score_adj -1000)";
       Emit(ctx, j);
       state = {};
@@ -280,6 +281,8 @@ int CmdGuard(Context& ctx, const std::vector<std::string>& args) {
     }
     if (pidfd && !exited && !g_quit && pidfd->Signal(SIGKILL) == 0) {
       a.killed = true;
+      a.wall = std::chrono::system_clock::now();  // the kill's own reading, not the SIGTERM's
+      if (auto now = reader.Read(guard::MonoSeconds())) a.reading = *now;
       ledger.Count("kill", guard::ToString(d.reason));
       Emit(ctx, event());
       exited = pidfd->WaitExit(grace > 1 ? grace : 1);

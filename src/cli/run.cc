@@ -187,8 +187,8 @@ int CmdRun(Context& ctx, const std::vector<std::string>& args) {
     (void)rec->Event(now, "oom",
                      {{"signature", ToString(oom->kind)}, {"phase", ToString(oom->phase)}, {"detail", oom->line}});
   nlohmann::ordered_json exit_fields;
-  if (res->term_signal) exit_fields["signal"] = strsignal(*res->term_signal);
-  exit_fields["code"] = res->status;
+  if (res->term_signal) exit_fields["signal"] = strsignal(*res->term_signal);  // either the signal ...
+  else exit_fields["code"] = res->status;                                      // ... or the exit status
   if (auto peak = hold.MemoryPeak()) exit_fields["cgroup_memory_peak_bytes"] = *peak;
   (void)rec->Event(now, "exit", exit_fields);
 

@@ -207,12 +207,13 @@ LedgerWriter::LedgerWriter(const std::string& dir, Ledger initial) : l_(std::mov
   if (dir.empty()) return;
   path_ = dir + "/" + std::to_string(l_.pid) + ".json";
   std::lock_guard lock(mu_);
-  std::error_code ec;  // mkdir -p, as the run directory is made (run/run_recorder.cc)
-  std::filesystem::create_directories(dir, ec);
-  if (ec || !std::filesystem::is_directory(dir, ec)) {
-    error_ = dir + ": cannot create the ledger directory: " + (ec ? ec.message() : std::string("not a directory"));
+  // mkdir -p and open once, as the run directory is (host/write_file.h: as root, root-owned only).
+  auto out = OutDir::Open("ledger directory", dir, /*create=*/true);
+  if (!out) {
+    error_ = out.error().message;
     return;
   }
+  dir_ = std::make_unique<OutDir>(std::move(*out));
   Write();
 }
 
@@ -223,8 +224,8 @@ void LedgerWriter::Count(std::string_view action, std::string_view reason) {
 }
 
 void LedgerWriter::Write() {
-  if (path_.empty() || (error_ && error_->find("ledger directory") != std::string::npos)) return;
-  auto r = WriteFileAtomically(path_, LedgerJson(l_));
+  if (!dir_) return;
+  auto r = dir_->WriteAtomically(std::to_string(l_.pid) + ".json", LedgerJson(l_));
   if (!r && !error_) error_ = r.error().message;
 }
 

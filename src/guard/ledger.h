@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -17,6 +18,7 @@
 
 #include "base/error.h"
 #include "host/hostfs.h"
+#include "host/write_file.h"
 
 namespace sparkops::guard {
 
@@ -82,6 +84,7 @@ class LedgerWriter {
   mutable std::mutex mu_;
   Ledger l_;
   std::string path_;
+  std::unique_ptr<OutDir> dir_;  ///< opened once; null: no ledger
   std::optional<std::string> error_;
 };
 

@@ -79,7 +79,7 @@ void JobGuard::Signal(int sig) {
 bool JobGuard::WriteDropCaches() { return WriteDropCachesAt(o_.drop_caches_path.c_str()); }
 
 bool WriteDropCachesAt(const char* path) {
-  int fd = ::open(path, O_WRONLY | O_CLOEXEC);
+  int fd = ::open(path, O_WRONLY | O_CLOEXEC | O_NOFOLLOW);  // never through a link (--root trees)
   if (fd < 0) return false;
   bool ok = ::write(fd, "3\n", 2) == 2;  // no sync(): writing back dirty pages may outlast the headroom
   ::close(fd);
@@ -118,6 +118,8 @@ void JobGuard::Loop() {
       if (o_.job_alive ? o_.job_alive() : ::kill(-o_.pgid, 0) == 0) {
         Signal(SIGKILL);
         stop_.killed = true;
+        stop_.wall = std::chrono::system_clock::now();  // the kill's own time and reading, not the SIGTERM's
+        if (auto now = reader_.Read(MonoSeconds())) stop_.reading = *now;
         report_(stop_);
       }
       return;

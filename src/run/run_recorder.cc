@@ -7,7 +7,6 @@
 
 #include <cerrno>
 #include <cstring>
-#include <filesystem>
 
 #include "base/json_text.h"
 #include "base/strings.h"
@@ -68,21 +67,22 @@ std::vector<nlohmann::ordered_json> SampleEventRecords(const Sample& s) {
 }
 
 Result<RunRecorder> RunRecorder::Create(const std::string& dir) {
-  std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
-  if (ec) return InputError(fmt::format("--out {}: cannot create: {}", dir, ec.message()));
-  // Any file of a run means another run's record: appending to it would mix two runs.
+  auto out = OutDir::Open("--out", dir, /*create=*/true);
+  if (!out) return std::unexpected(out.error());
+  // Any file of a run means another run's record: appending to it would mix two runs. A link of
+  // that name (dangling or not) counts too: it is never followed.
   for (const char* f : {"train.log", "events.jsonl", "thermal.csv", "meta.json", "summary.json"})
-    if (std::filesystem::exists(dir + "/" + f))
+    if (out->Has(f))
       return InputError(fmt::format("--out {}: already holds a run ({}); choose a new directory", dir, f));
   RunRecorder r;
   r.dir_ = dir;
-  auto log = CsvAppender::Open(dir + "/train.log", "");
+  auto log = CsvAppender::Open(*out, "train.log", "", /*create_new=*/true);
   if (!log) return std::unexpected(log.error());
-  auto events = CsvAppender::Open(dir + "/events.jsonl", "");
+  auto events = CsvAppender::Open(*out, "events.jsonl", "", /*create_new=*/true);
   if (!events) return std::unexpected(events.error());
-  auto thermal = CsvAppender::Open(dir + "/thermal.csv", CsvHeader());
+  auto thermal = CsvAppender::Open(*out, "thermal.csv", CsvHeader(), /*create_new=*/true);
   if (!thermal) return std::unexpected(thermal.error());
+  r.out_ = std::make_unique<OutDir>(std::move(*out));
   r.log_.emplace(std::move(*log));
   r.events_.emplace(std::move(*events));
   r.thermal_.emplace(std::move(*thermal));
@@ -117,7 +117,7 @@ Result<void> RunRecorder::Thermal(const Sample& s) {
 }
 
 Result<void> RunRecorder::WriteFile(const std::string& name, std::string_view content) {
-  return WriteFileAtomically(dir_ + "/" + name, content);
+  return out_->WriteAtomically(name, content);
 }
 
 }  // namespace sparkops

@@ -5,6 +5,7 @@
 /// write between pages when SIGKILL arrives; analyze ignores such a tail); events and thermal rows
 /// are also fdatasync'd, and train.log is synced once per sampling interval (a sync per output
 /// line would throttle a job that prints fast).
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -14,6 +15,7 @@
 
 #include "base/error.h"
 #include "base/timefmt.h"
+#include "host/write_file.h"
 #include "telemetry/appender.h"
 #include "telemetry/sample.h"
 
@@ -28,13 +30,18 @@ std::vector<nlohmann::ordered_json> SampleEventRecords(const Sample& s);
 
 class RunRecorder {
  public:
-  /// Creates `dir` (and parents) and opens its files. Input error when DIR already holds any file
-  /// of a run (train.log, events.jsonl, thermal.csv, meta.json, summary.json): a run directory is
-  /// never overwritten nor mixed with another run.
+  /// Creates `dir` (and parents) and opens it once (host/write_file.h's OutDir: as root only a
+  /// directory root owns), then creates its files new (O_EXCL|O_NOFOLLOW). Input error when DIR
+  /// already holds any file of a run (train.log, events.jsonl, thermal.csv, meta.json,
+  /// summary.json), a link of that name included: a run directory is never overwritten nor mixed
+  /// with another run.
   static Result<RunRecorder> Create(const std::string& dir);
   RunRecorder(RunRecorder&&) noexcept = default;
 
   const std::string& dir() const { return dir_; }
+  /// train.log's and events.jsonl's descriptors (O_APPEND; train.log read-write), for the sentinel.
+  int log_fd() const { return log_->fd(); }
+  int events_fd() const { return events_->fd(); }
   /// One output record (thread-safe).
   Result<void> Log(SysTime t, char stream, std::string_view text);
   /// One event: `time` and `type` are put first (thread-safe, synced).
@@ -43,12 +50,13 @@ class RunRecorder {
   Result<void> Thermal(const Sample& s);
   /// One already-built record (must hold `time` and `type`).
   Result<void> EventJson(const nlohmann::ordered_json& j);
-  /// Writes a whole file in DIR (meta.json, summary.json, report.html): WriteFileAtomically.
+  /// Writes a whole file in DIR (meta.json, summary.json, report.html): OutDir::WriteAtomically.
   Result<void> WriteFile(const std::string& name, std::string_view content);
 
  private:
   RunRecorder() = default;
   std::string dir_;
+  std::unique_ptr<OutDir> out_;
   std::optional<CsvAppender> log_, events_, thermal_;
   std::unique_ptr<std::mutex> mu_ = std::make_unique<std::mutex>();
 };

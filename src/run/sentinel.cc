@@ -20,7 +20,7 @@ namespace sparkops {
 
 namespace {
 
-constexpr int kCtlFd = 3, kOutFd = 4, kErrFd = 5;
+constexpr int kCtlFd = 3, kOutFd = 4, kErrFd = 5, kLogFd = 6, kEventsFd = 7;
 
 void WriteAll(int fd, std::string_view s) {
   while (!s.empty()) {
@@ -51,9 +51,8 @@ off_t SealLog(int log) {
 }
 
 /// The sentinel's life after run died: SIGTERM, record output, SIGKILL after the grace.
-[[noreturn]] void Act(const std::string& dir, pid_t pgid, double grace_s, bool have_err) {
-  int log = ::open((dir + "/train.log").c_str(), O_RDWR | O_APPEND | O_CLOEXEC);
-  int ev = ::open((dir + "/events.jsonl").c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
+[[noreturn]] void Act(pid_t pgid, double grace_s, bool have_err) {
+  const int log = kLogFd, ev = kEventsFd;
   Event(ev, "terminate", pgid, grace_s, SealLog(log));
   ::kill(-pgid, SIGTERM);
   using Clock = std::chrono::steady_clock;
@@ -112,7 +111,7 @@ off_t SealLog(int log) {
 
 }  // namespace
 
-Result<Sentinel> Sentinel::Start(const Child& job, const std::string& run_dir, double grace_s) {
+Result<Sentinel> Sentinel::Start(const Child& job, int log_fd, int events_fd, double grace_s) {
   int ctl[2];
   if (::pipe2(ctl, O_CLOEXEC) != 0) return IoError(std::string("pipe: ") + std::strerror(errno));
   pid_t pid = ::fork();
@@ -130,17 +129,19 @@ Result<Sentinel> Sentinel::Start(const Child& job, const std::string& run_dir, d
     // Keep only the control pipe and the job's output: every other descriptor of run is closed.
     int hi_ctl = ::fcntl(ctl[0], F_DUPFD, 100), hi_out = ::fcntl(job.out_fd, F_DUPFD, 100);
     int hi_err = job.err_fd >= 0 ? ::fcntl(job.err_fd, F_DUPFD, 100) : -1;
+    int hi_log = ::fcntl(log_fd, F_DUPFD, 100), hi_ev = ::fcntl(events_fd, F_DUPFD, 100);
     int null = ::open("/dev/null", O_RDWR);
     if (null >= 0) ::dup2(null, 0), ::dup2(null, 1), ::dup2(null, 2);
     ::dup2(hi_ctl, kCtlFd), ::dup2(hi_out, kOutFd);
     if (hi_err >= 0) ::dup2(hi_err, kErrFd);
-    ::close_range(kErrFd + 1, ~0U, 0);
+    ::dup2(hi_log, kLogFd), ::dup2(hi_ev, kEventsFd);
+    ::close_range(kEventsFd + 1, ~0U, 0);
     if (hi_err < 0) ::close(kErrFd);
     char b = 0;
     ssize_t n;
     while ((n = ::read(kCtlFd, &b, 1)) < 0 && errno == EINTR) {}
     if (n == 1) ::_exit(0);  // disarmed: run ended normally
-    Act(run_dir, job.pid, grace_s, hi_err >= 0);
+    Act(job.pid, grace_s, hi_err >= 0);
   }
   ::close(ctl[0]);
   return Sentinel(ctl[1], pid);

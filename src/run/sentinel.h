@@ -8,8 +8,6 @@
 /// docs/memory-guard.md.
 #include <sys/types.h>
 
-#include <string>
-
 #include "base/error.h"
 #include "host/child.h"
 
@@ -17,8 +15,10 @@ namespace sparkops {
 
 class Sentinel {
  public:
-  /// Forks the sentinel (call while run is single-threaded). `run_dir` holds train.log/events.jsonl.
-  static Result<Sentinel> Start(const Child& job, const std::string& run_dir, double grace_s);
+  /// Forks the sentinel (call while run is single-threaded). It inherits `log_fd` (train.log,
+  /// read-write, O_APPEND) and `events_fd` (events.jsonl, O_APPEND) from the run's recorder:
+  /// it never reopens a run file by name (a link planted since could redirect it).
+  static Result<Sentinel> Start(const Child& job, int log_fd, int events_fd, double grace_s);
   Sentinel(Sentinel&& o) noexcept : ctl_(o.ctl_), pid_(o.pid_) { o.ctl_ = -1, o.pid_ = -1; }
   Sentinel& operator=(Sentinel&&) = delete;
   /// run ends normally: tells the sentinel to exit without touching the job, and reaps it.

@@ -160,7 +160,7 @@ Result<SuperviseResult> Supervise(const HostView& ctx, RunRecorder& rec, const S
     return std::unexpected(child.error());
   }
   // run killed (kill -9): the sentinel stops the job with the grace, its output still reaching train.log.
-  auto sentinel = Sentinel::Start(*child, rec.dir(), o.grace_s);
+  auto sentinel = Sentinel::Start(*child, rec.log_fd(), rec.events_fd(), o.grace_s);
   if (o.hold && sentinel) o.hold->Exclude(sentinel->pid());  // run's own helper, not the job's
   if (o.hold && o.hold->mode() == JobHold::Mode::kCgroup && !o.hold->Holds(child->pid))
     o.hold->FallBack("the job could not be moved into " + o.hold->path());

@@ -11,6 +11,7 @@
 #include <cerrno>
 #include <charconv>
 #include <cstring>
+#include <filesystem>
 #include <vector>
 
 #include "base/strings.h"
@@ -43,11 +44,19 @@ std::optional<long> FindFlockHolder(std::string_view proc_locks, uint64_t dev_ma
 }
 
 Result<CsvAppender> CsvAppender::Open(const std::string& path, const std::string& header) {
-  // O_NONBLOCK: a FIFO nobody reads fails at once (ENXIO) instead of blocking in open().
-  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NONBLOCK, 0644);
-  if (fd < 0 && errno == ENXIO) return InputError(fmt::format("{}: a FIFO with no reader", path));
-  if (fd < 0) return IoError(fmt::format("cannot open {} for appending: {}", path, std::strerror(errno)));
-  ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+  auto dir = OutDir::ForFile("--out", path);
+  if (!dir) return std::unexpected(dir.error());
+  auto a = Open(*dir, std::filesystem::path(path).filename().string(), header);
+  if (a) a->path_ = path;
+  return a;
+}
+
+Result<CsvAppender> CsvAppender::Open(const OutDir& dir, std::string_view name, const std::string& header,
+                                      bool create_new) {
+  const std::string path = dir.PathOf(name);
+  auto opened = create_new ? dir.CreateNew(name) : dir.OpenForAppend(name);
+  if (!opened) return std::unexpected(opened.error());
+  const int fd = *opened;
   CsvAppender a(fd, path);
   struct stat st {};
   if (fstat(fd, &st) != 0) return IoError(fmt::format("cannot stat {}: {}", path, std::strerror(errno)));
@@ -64,8 +73,15 @@ Result<CsvAppender> CsvAppender::Open(const std::string& path, const std::string
     if (auto w = a.Append(header); !w) return std::unexpected(w.error());
     return a;
   }
-  int rfd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (rfd < 0) return IoError(fmt::format("cannot read {}: {}", path, std::strerror(errno)));
+  // Read back through a second descriptor of the same file (never a name a link could redirect).
+  auto reader = dir.OpenForRead(name);
+  if (!reader) return std::unexpected(reader.error());
+  const int rfd = *reader;
+  struct stat rst {};
+  if (::fstat(rfd, &rst) != 0 || rst.st_dev != st.st_dev || rst.st_ino != st.st_ino) {
+    ::close(rfd);
+    return InputError(fmt::format("{}: replaced while being opened; try again", path));
+  }
   std::string head(header.size(), '\0');
   ssize_t n = pread(rfd, head.data(), head.size(), 0);
   // The last kTailBytes: where the last complete line ends.

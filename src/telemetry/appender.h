@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "base/error.h"
+#include "host/write_file.h"
 
 namespace sparkops {
 
@@ -24,7 +25,15 @@ class CsvAppender {
   /// it). A CSV (non-empty `header`) whose last row lacks its newline (a kill or power loss
   /// mid-write) is truncated after its last complete row (dropped_bytes() says how much); a
   /// headerless text file gets the missing newline instead (its bytes are kept).
+  /// The file is opened through host/write_file.h's OutDir: never through a link (an Input error),
+  /// and as root only in a directory root owns (see OutDir::Open) and only a file root owns.
   static Result<CsvAppender> Open(const std::string& path, const std::string& header);
+  /// `name` in `dir`. `create_new`: the file must not exist yet (OutDir::CreateNew, opened
+  /// read-write so a forked sentinel can inspect its tail through fd()).
+  static Result<CsvAppender> Open(const OutDir& dir, std::string_view name, const std::string& header,
+                                  bool create_new = false);
+  /// The descriptor (O_APPEND), for a process that inherits it (run's sentinel): never reopen by name.
+  int fd() const { return fd_; }
   /// Bytes of a torn last row removed by Open (0: none).
   size_t dropped_bytes() const { return dropped_; }
   CsvAppender(CsvAppender&& o) noexcept : fd_(o.fd_), dropped_(o.dropped_), path_(std::move(o.path_)) { o.fd_ = -1; }

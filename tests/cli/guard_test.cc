@@ -249,6 +249,23 @@ TEST(GuardCmd, DryRunOnlyLogsTheLargest) {
   EXPECT_EQ(lines[1]["dry_run"], true);
 }
 
+TEST(GuardCmd, ALineSayingNothingWasChosenCarriesNoSignal) {
+  testing::TempDir d;
+  std::string out = d.path() + "/guard.out";
+  int rc = -1;
+  auto lines = RunGuard(
+      d, {"--root", LowMemRoot(d), "guard", "--only", "no-such-process-" + std::to_string(::getpid())},
+      [&] {
+        std::error_code ec;
+        const auto size = std::filesystem::file_size(out, ec);
+        return !ec && size > 0 && testing::ReadFileOrDie(out).find("\"none\"") != std::string::npos;
+      },
+      &rc);
+  ASSERT_GE(lines.size(), 2u);
+  EXPECT_EQ(lines[1]["action"], "none");
+  EXPECT_FALSE(lines[1].contains("signal")) << lines[1].dump();  // nothing was signalled
+}
+
 TEST(GuardCmd, NothingHappensAboveTheFloorAndBadFlagsAreUsageErrors) {
   testing::TempDir d;
   d.Write("root/proc/meminfo", "MemTotal: 33554432 kB\nMemAvailable: 20971520 kB\n");
