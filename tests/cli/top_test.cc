@@ -44,6 +44,11 @@ class TopRoot {
     l.mode = "host";
     l.min_available_bytes = 8ull << 30;
     dir_.Write("run/sparkops/guard/950.json", guard::LedgerJson(l));
+    // A host guard runs as root: a ledger in /run/sparkops/guard is trusted only when its pid runs as
+    // the directory's owner (guard/ledger.h), so pid 950 stands in for a root guard here.
+    std::string status = testing::ReadFileOrDie(dir_.path() + "/proc/950/status");
+    status = std::regex_replace(status, std::regex("Uid:\t1000\t1000\t1000\t1000"), "Uid:\t0\t0\t0\t0");
+    dir_.Write("proc/950/status", status);
   }
   const std::string& path() const { return dir_.path(); }
 
