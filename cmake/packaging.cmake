@@ -72,6 +72,8 @@ install(FILES ${CMAKE_SOURCE_DIR}/packaging/copyright ${CMAKE_BINARY_DIR}/packag
 # Debian 12 keeps unit files under /lib (lintian: systemd-service-file-outside-lib).
 install(FILES ${CMAKE_SOURCE_DIR}/packaging/sparkops-exporter.service
   ${CMAKE_SOURCE_DIR}/packaging/sparkops-guard.service DESTINATION /lib/systemd/system)
+# /run/sparkops/guard and the sticky /run/sparkops/runs spool the exporter reads (docs/reliability.md, "Ledgers").
+install(FILES ${CMAKE_SOURCE_DIR}/packaging/sparkops.tmpfiles DESTINATION /usr/lib/tmpfiles.d RENAME sparkops.conf)
 install(DIRECTORY ${CMAKE_SOURCE_DIR}/deploy/ DESTINATION ${CMAKE_INSTALL_DATAROOTDIR}/sparkops OPTIONAL
         PATTERN "*_test.*" EXCLUDE)
 # data/models is compiled into the binary (src/memory/catalogue_data.cc.in); nothing to install.
@@ -112,6 +114,6 @@ add_custom_command(
           -DSRC=${CMAKE_SOURCE_DIR} -P ${CMAKE_CURRENT_LIST_DIR}/tarball.cmake
   DEPENDS sparkops_release ${SPARKOPS_RELEASE_BIN} ${SPARKOPS_MANPAGE} ${CMAKE_CURRENT_LIST_DIR}/tarball.cmake
           ${CMAKE_SOURCE_DIR}/packaging/INSTALL.md ${CMAKE_SOURCE_DIR}/packaging/sparkops-exporter.service
-          ${CMAKE_SOURCE_DIR}/packaging/sparkops-guard.service
+          ${CMAKE_SOURCE_DIR}/packaging/sparkops-guard.service ${CMAKE_SOURCE_DIR}/packaging/sparkops.tmpfiles
   COMMENT "Packing ${SPARKOPS_TARBALL}" VERBATIM)
 add_custom_target(sparkops_tarball DEPENDS ${SPARKOPS_TARBALL})

@@ -10,7 +10,7 @@ file(COPY ${BIN} DESTINATION ${top} FILE_PERMISSIONS OWNER_READ OWNER_WRITE OWNE
      WORLD_READ WORLD_EXECUTE)
 set(plain FILE_PERMISSIONS OWNER_READ OWNER_WRITE GROUP_READ WORLD_READ)
 file(COPY ${MAN} ${SRC}/packaging/sparkops-exporter.service ${SRC}/packaging/sparkops-guard.service DESTINATION ${top} ${plain})
-file(COPY ${SRC}/packaging/INSTALL.md DESTINATION ${top} ${plain})
+file(COPY ${SRC}/packaging/INSTALL.md ${SRC}/packaging/sparkops.tmpfiles DESTINATION ${top} ${plain})
 file(COPY ${SRC}/packaging/copyright DESTINATION ${top} ${plain})
 file(COPY ${SRC}/deploy/prometheus/sparkops-rules.yml ${SRC}/deploy/prometheus/prometheus.yml
      DESTINATION ${top}/prometheus ${plain})

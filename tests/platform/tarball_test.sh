@@ -17,7 +17,7 @@ tarball="$build/$name.tar.gz"
 echo "built $(basename "$tarball") ($(stat -c %s "$tarball") bytes)"
 
 listing=$(tar tzf "$tarball")
-for f in sparkops sparkops.1.gz sparkops-exporter.service sparkops-guard.service INSTALL.md copyright \
+for f in sparkops sparkops.1.gz sparkops-exporter.service sparkops-guard.service sparkops.tmpfiles INSTALL.md copyright \
          prometheus/sparkops-rules.yml prometheus/prometheus.yml grafana/dashboard.json; do
   grep -qx "$name/$f" <<<"$listing" || fail "$f missing from the tarball"
 done
