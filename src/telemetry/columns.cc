@@ -148,9 +148,11 @@ const std::vector<SampleColumn>& SampleColumns() {
        [](const Sample& s) { return Cell(s.other_cores, "{:.2f}"); }, "", "The rest of the host's CPU use"},
       // fragmentation and pinned memory (issue 33), appended
       {"free_2mib_blocks", "", "integer", "memory", "/proc/buddyinfo: free blocks of at least 2 MiB, all zones",
-       [](const Sample& s) { return s.uma ? Count(s.uma->free_2m) : std::string(); }, "sparkops_memory_free_blocks", ""},
+       [](const Sample& s) { return s.uma ? Count(s.uma->free_2m) : std::string(); }, "sparkops_memory_free_blocks",
+       ""},
       {"free_4mib_blocks", "", "integer", "memory", "/proc/buddyinfo: free blocks of at least 4 MiB, all zones",
-       [](const Sample& s) { return s.uma ? Count(s.uma->free_4m) : std::string(); }, "sparkops_memory_free_blocks", ""},
+       [](const Sample& s) { return s.uma ? Count(s.uma->free_4m) : std::string(); }, "sparkops_memory_free_blocks",
+       ""},
       {"mlocked_gib", "GiB", "number", "memory", "/proc/meminfo Mlocked",
        [](const Sample& s) { return s.uma ? Gib(s.uma->mlocked) : std::string(); }, "sparkops_memory_mlocked_bytes",
        ""},
@@ -160,8 +162,7 @@ const std::vector<SampleColumn>& SampleColumns() {
       {"shmem_gib", "GiB", "number", "memory", "/proc/meminfo Shmem",
        [](const Sample& s) { return s.uma ? Gib(s.uma->shmem) : std::string(); }, "sparkops_memory_shmem_bytes", ""},
       {"dev_shm_gib", "GiB", "number", "memory", "size= of the /dev/shm tmpfs (/proc/self/mounts)",
-       [](const Sample& s) { return s.uma ? Gib(s.uma->shm_size) : std::string(); }, "sparkops_dev_shm_size_bytes",
-       ""},
+       [](const Sample& s) { return s.uma ? Gib(s.uma->shm_size) : std::string(); }, "sparkops_dev_shm_size_bytes", ""},
   };
   return kColumns;
 }

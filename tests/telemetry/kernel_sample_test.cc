@@ -14,7 +14,6 @@
 #include "telemetry/csv.h"
 #include "telemetry/events.h"
 #include "telemetry/sampler.h"
-#include "telemetry/csv.h"
 #include "test_util.h"
 
 namespace sparkops {
