@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 
 #include "base/json_text.h"
 #include "base/strings.h"
@@ -203,7 +204,8 @@ std::string Sparkline(const std::vector<uint64_t>& values, size_t width, bool un
   for (size_t i = first; i < values.size(); ++i) {
     size_t level = 7;
     if (*hi > *lo)
-      level = static_cast<size_t>(7.0 * static_cast<double>(values[i] - *lo) / static_cast<double>(*hi - *lo) + 0.5);
+      level =
+          static_cast<size_t>(std::lround(7.0 * static_cast<double>(values[i] - *lo) / static_cast<double>(*hi - *lo)));
     out += unicode ? std::string(kBlocks[level]) : std::string(1, kAscii[level]);
   }
   return out;
