@@ -1,4 +1,5 @@
 #include "host/hostfs.h"
+#include "host/dir_names.h"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -178,13 +179,7 @@ bool HostFs::IsDir(std::string_view host_path) const {
 Result<std::vector<std::string>> HostFs::List(std::string_view host_path) const {
   DIR* d = ::opendir(Path(host_path).c_str());
   if (!d) return NotFound(std::string(host_path) + ": cannot list: " + std::strerror(errno));
-  std::vector<std::string> out;
-  while (dirent* e = ::readdir(d)) {
-    if (std::strcmp(e->d_name, ".") == 0 || std::strcmp(e->d_name, "..") == 0) continue;
-    out.emplace_back(e->d_name);
-  }
-  ::closedir(d);
-  return out;
+  return ReadDirNames(d);
 }
 
 std::optional<std::string> HostFs::ReadLink(std::string_view host_path) const {

@@ -14,6 +14,7 @@
 #include <fmt/format.h>
 
 #include "base/strings.h"
+#include "host/dir_names.h"
 #include "host/owned_read.h"
 
 namespace sparkops {
@@ -157,13 +158,7 @@ Result<std::vector<std::string>> ListOwned(const HostFs& fs, std::string_view ho
   DIR* d = ::fdopendir(fd->get());
   if (!d) return IoError(name + ": cannot list: " + std::strerror(errno));
   fd->release();
-  std::vector<std::string> out;
-  while (dirent* e = ::readdir(d)) {
-    if (std::strcmp(e->d_name, ".") == 0 || std::strcmp(e->d_name, "..") == 0) continue;
-    out.emplace_back(e->d_name);
-  }
-  ::closedir(d);
-  return out;
+  return ReadDirNames(d);
 }
 
 std::optional<uint32_t> OwnerUid(const HostFs& fs, std::string_view host_path) {

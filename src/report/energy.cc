@@ -4,17 +4,22 @@
 
 namespace sparkops {
 
-std::string EnergyText(const AnalysisResult& r) {
+std::string EnergySentence(const AnalysisResult& r) {
   if (!r.thermal) return "";
-  if (!r.energy) return "energy   not reported (the samples hold no GPU power, energy counter or spbm system power)\n";
+  if (!r.energy) return "not reported (the samples hold no GPU power, energy counter or spbm system power)";
   const RunEnergy& e = *r.energy;
   const EnergyFigure* t = e.Total();
-  std::string o = fmt::format("energy   {:.2f} Wh ({}: {})", t->wh, e.system ? "system" : "GPU", t->source);
+  std::string o = fmt::format("{:.2f} Wh ({}: {})", t->wh, e.system ? "system" : "GPU", t->source);
   if (e.system && e.gpu) o += fmt::format("; GPU {:.2f} Wh ({})", e.gpu->wh, e.gpu->source);
   o += fmt::format("; over {:.0f} s", e.seconds);
   if (auto ps = e.WhPerStep()) o += fmt::format("; {:.4g} Wh/step over {} steps", *ps, e.steps);
   if (r.price_kwh) o += fmt::format("; cost {:.4g} at {:g}/kWh", t->wh / 1000.0 * *r.price_kwh, *r.price_kwh);
-  return o + "\n";
+  return o;
+}
+
+std::string EnergyText(const AnalysisResult& r) {
+  std::string s = EnergySentence(r);
+  return s.empty() ? s : "energy   " + s + "\n";
 }
 
 nlohmann::json EnergyJson(const AnalysisResult& r) {

@@ -13,6 +13,8 @@ namespace sparkops {
 /// over 3600 s; 0.0123 Wh/step over 1000 steps; cost 0.0037 at 0.30/kWh\n", or a line saying why
 /// there is none. "" without a thermal CSV (the thermal line says so).
 std::string EnergyText(const AnalysisResult& r);
+/// The same figures without the "energy   " label and line end (the HTML report's line); "" likewise.
+std::string EnergySentence(const AnalysisResult& r);
 /// {"energy_wh", "scope", "source", "gpu_wh", "gpu_source", "system_wh", "system_source", "seconds",
 /// "steps", "wh_per_step", "price_per_kwh", "cost"} (absent figures omitted), or null.
 nlohmann::json EnergyJson(const AnalysisResult& r);

@@ -311,8 +311,7 @@ std::string RenderHtmlReport(const AnalysisResult& r, const RunMemory* memory) {
                    Esc(r.series.formats.empty() ? "no step format recognised" : r.series.formats),
                    Esc(r.series.time_source));
   h += fmt::format("<div class=\"verdict {}\">{}</div>", cls, Esc(r.Verdict()));
-  if (std::string e = EnergyText(r); !e.empty())  // issue 37: "energy   12.34 Wh (...)"
-    h += "<div class=\"sub\">" + Esc(e.substr(9, e.size() - 10)) + "</div>";
+  if (std::string e = EnergySentence(r); !e.empty()) h += "<div class=\"sub\">" + Esc(e) + "</div>";
   if (memory) {
     h += "<div class=\"card mem\"><b>Memory.</b> " + Esc(memory->headline) + ".<ol>";
     for (const auto& st : memory->ladder.steps)

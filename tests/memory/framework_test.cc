@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "memory/plan_json.h"
 #include "test_util.h"
 
 namespace sparkops {
@@ -14,13 +15,7 @@ using testing::RunInProcess;
 
 constexpr double kGiB = 1024.0 * 1024 * 1024;
 
-json Plan(std::vector<std::string> args) {
-  args.insert(args.begin(), {"--json", "plan"});
-  args.insert(args.end(), {"--budget-gib", "1000"});
-  auto r = RunInProcess(args);
-  EXPECT_EQ(r.rc, 0) << r.err;
-  return r.rc == 0 ? json::parse(r.out) : json();
-}
+json Plan(std::vector<std::string> args) { return testing::PlanJson(std::move(args)); }
 double C(const json& j, const char* k) { return j["components"][k].get<double>(); }
 
 /// The same plan under both frameworks, with the adapter dtype and dropout pinned.

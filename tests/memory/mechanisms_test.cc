@@ -9,6 +9,7 @@
 #include "memory/accounting.h"
 #include "memory/catalogue.h"
 #include "memory/mechanisms.h"
+#include "memory/plan_json.h"
 #include "report/plan.h"
 #include "test_util.h"
 
@@ -22,13 +23,7 @@ using testing::RunInProcess;
 
 constexpr double kGiBd = 1024.0 * 1024 * 1024;
 
-json Plan(std::vector<std::string> args) {
-  args.insert(args.begin(), {"--json", "plan"});
-  args.insert(args.end(), {"--budget-gib", "1000"});
-  auto r = RunInProcess(args);
-  EXPECT_EQ(r.rc, 0) << r.err;
-  return r.rc == 0 ? json::parse(r.out) : json();
-}
+json Plan(std::vector<std::string> args) { return testing::PlanJson(std::move(args)); }
 double C(const json& j, const char* k) { return j["components"][k].get<double>() * kGiBd; }
 double High(const json& j, const char* k) { return j["range"][k]["high"].get<double>() * kGiBd; }
 const memory::ModelSpec& Spec(const char* name) { return memory::FindModel(name)->spec; }
