@@ -1,4 +1,5 @@
 #include "guard/candidates.h"
+#include "host/proctable.h"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -51,30 +52,9 @@ std::string ProcPath(uint32_t pid, std::string_view rest) { return "/proc/" + st
 }  // namespace
 
 std::optional<StatFacts> ParseStatFacts(std::string_view stat) {
-  size_t open = stat.find('('), close = stat.rfind(')');
-  if (open == std::string_view::npos || close == std::string_view::npos || close < open) return std::nullopt;
-  StatFacts f;
-  f.comm = std::string(stat.substr(open + 1, close - open - 1));
-  std::vector<std::string_view> tok;
-  for (std::string_view rest = stat.substr(close + 1); tok.size() < 20;) {
-    size_t b = rest.find_first_not_of(" \n");
-    if (b == std::string_view::npos) break;
-    rest = rest.substr(b);
-    size_t e = rest.find_first_of(" \n");
-    tok.push_back(rest.substr(0, e));
-    if (e == std::string_view::npos) break;
-    rest = rest.substr(e);
-  }
-  if (tok.size() < 20 || tok[0].size() != 1) return std::nullopt;  // tok[i] is field i + 3
-  auto ppid = ParseUint(tok[1]);
-  auto flags = ParseUint(tok[6]);
-  auto start = ParseUint(tok[19]);
-  if (!ppid || *ppid > UINT32_MAX || !flags || !start) return std::nullopt;
-  f.state = tok[0][0];
-  f.ppid = static_cast<uint32_t>(*ppid);
-  f.flags = *flags;
-  f.start_ticks = *start;
-  return f;
+  auto st = ParseStat(stat);  // host/proctable.h: the one /proc/PID/stat parser
+  if (!st || !st->flags) return std::nullopt;
+  return StatFacts{st->comm, st->state, st->ppid, *st->flags, st->start_ticks};
 }
 
 std::optional<uint64_t> StartTicksOf(const HostFs& fs, uint32_t pid) {

@@ -113,6 +113,7 @@ Result<ProcStat> ParseStat(std::string_view text) {
   if (!start) return InputError("stat: field 22 (starttime): not a number");
   st.ppid = *ppid;
   st.session = *session;
+  st.flags = ParseUint(rest[6]);
   st.start_ticks = *start;
   return st;
 }

@@ -31,6 +31,7 @@ struct ProcStat {
   char state = '?';      ///< field 3
   uint32_t ppid = 0;     ///< field 4
   uint32_t session = 0;  ///< field 6
+  std::optional<uint64_t> flags;  ///< field 9 (PF_* bits); absent when not a number
   uint64_t start_ticks = 0;  ///< field 22, clock ticks after boot
 };
 

@@ -11,7 +11,9 @@
 #include <cstring>
 
 #include "base/strings.h"
+#include "guard/pidfd.h"
 #include "host/hostfs.h"
+#include "host/proctable.h"
 
 namespace sparkops {
 
@@ -48,9 +50,15 @@ std::optional<uint64_t> ReadUintAt(int dir_fd, const char* name) {
   return ParseUint(Trim(buf));
 }
 
-/// Every (pid, ppid) of the real /proc.
-std::vector<std::pair<pid_t, pid_t>> ParentLinks() {
-  std::vector<std::pair<pid_t, pid_t>> out;
+/// One live (not zombie) process of the real /proc: its parent and its start time, which with the
+/// pid names it and no later process that reuses the pid.
+struct Link {
+  pid_t pid = 0, ppid = 0;
+  uint64_t start_ticks = 0;
+};
+
+std::vector<Link> ParentLinks() {
+  std::vector<Link> out;
   HostFs fs("/");
   auto names = fs.List("/proc");
   if (!names) return out;
@@ -59,14 +67,29 @@ std::vector<std::pair<pid_t, pid_t>> ParentLinks() {
     if (!pid || *pid == 0 || *pid > INT32_MAX) continue;
     auto stat = fs.Read("/proc/" + n + "/stat", 4096);
     if (!stat) continue;
-    size_t close = stat->rfind(')');
-    if (close == std::string::npos || close + 4 > stat->size()) continue;
-    if ((*stat)[close + 2] == 'Z') continue;  // a zombie cannot be signalled into exiting
-    std::string_view rest = std::string_view(*stat).substr(close + 4);
-    auto ppid = ParseUint(rest.substr(0, rest.find(' ')));
-    if (ppid) out.emplace_back(static_cast<pid_t>(*pid), static_cast<pid_t>(*ppid));
+    auto st = ParseStat(*stat);  // host/proctable.h
+    if (!st || st->state == 'Z') continue;  // a zombie cannot be signalled into exiting
+    out.push_back({static_cast<pid_t>(*pid), static_cast<pid_t>(st->ppid), st->start_ticks});
   }
   return out;
+}
+
+std::vector<std::pair<pid_t, pid_t>> Pairs(const std::vector<Link>& links) {
+  std::vector<std::pair<pid_t, pid_t>> out;
+  out.reserve(links.size());
+  for (const Link& l : links) out.emplace_back(l.pid, l.ppid);
+  return out;
+}
+
+/// Signals the process `l` names through a pidfd, so a process that took its pid after the scan is
+/// never hit; kill() only where the kernel has no pidfds (Linux < 5.3).
+void SignalExactly(const Link& l, int sig) {
+  int err = 0;
+  if (auto fd = guard::Pidfd::Open(HostFs("/"), l.pid, static_cast<uint32_t>(l.pid), l.start_ticks, &err)) {
+    fd->Signal(sig);
+  } else if (err == ENOSYS) {
+    ::kill(l.pid, sig);
+  }
 }
 
 }  // namespace
@@ -186,9 +209,11 @@ void JobHold::FallBack(std::string why) {
 
 void JobHold::SignalAll(pid_t job, int sig) const {
   if (mode_ == Mode::kSubreaper) {
-    if (job > 0) ::kill(job, sig);
-    for (pid_t p : Descendants(ParentLinks(), ::getpid(), helper_))
-      if (p != job) ::kill(p, sig);
+    if (job > 0) ::kill(job, sig);  // run's own child: unreaped until run waits for it, so its pid holds
+    const std::vector<Link> links = ParentLinks();
+    for (pid_t p : Descendants(Pairs(links), ::getpid(), helper_))
+      for (const Link& l : links)
+        if (l.pid == p && p != job) SignalExactly(l, sig);
     return;
   }
   if (sig == SIGKILL && WriteAt(dir_fd_, "cgroup.kill", "1")) return;
@@ -211,7 +236,7 @@ void JobHold::SignalAll(pid_t job, int sig) const {
 bool JobHold::Populated(pid_t job) const {
   if (mode_ == Mode::kSubreaper) {
     if (job > 0 && ::kill(job, 0) == 0) return true;
-    return !Descendants(ParentLinks(), ::getpid(), helper_).empty();
+    return !Descendants(Pairs(ParentLinks()), ::getpid(), helper_).empty();
   }
   char buf[256];
   if (ReadAt(dir_fd_, "cgroup.events", buf, sizeof buf) <= 0) return false;

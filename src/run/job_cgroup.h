@@ -51,7 +51,8 @@ class JobHold {
 
   /// Sends `sig` to every process of the job: in the cgroup, frozen first so that none can fork or
   /// exit between the reading of cgroup.procs and the signal; SIGKILL by cgroup.kill where the
-  /// kernel has it (5.14). In the subreaper mode, to `job` and every descendant of this process.
+  /// kernel has it (5.14). In the subreaper mode, to `job` and every descendant of this process,
+  /// each through a pidfd checked against the start time read with it (a reused pid is not hit).
   /// No allocation in the cgroup mode (fixed buffers): it runs on the guard's path.
   void SignalAll(pid_t job, int sig) const;
   /// True while a process of the job is left (cgroup.events "populated 1"; subreaper: a descendant
