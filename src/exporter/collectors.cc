@@ -1,12 +1,9 @@
 #include "exporter/collectors.h"
 #include "exporter/kernel_collector.h"
-#include "exporter/power_collector.h"
 
 #include <chrono>
 
-#include "host/meminfo.h"
-#include "host/pressure.h"
-#include "telemetry/sampler.h"
+#include "telemetry/event_schema.h"
 #include "workloads/workload.h"
 
 namespace sparkops {
@@ -28,35 +25,6 @@ CollectorStatus Timed(const char* name, Fn&& fn) {
 }
 
 }  // namespace
-
-CollectorStatus CollectGpu(const HostView& ctx, GpuSnapshot& out) {
-  return Timed("gpu", [&]() -> std::string {
-    out = ReadGpuSnapshot(ctx);
-    if (out.any()) return "";
-    return out.why_none.empty() ? std::string("no GPU readable") : out.why_none;
-  });
-}
-
-CollectorStatus CollectMemory(const HostView& ctx, std::optional<MemInfo>& out) {
-  return Timed("memory", [&]() -> std::string {
-    auto m = ReadMemInfo(ctx.fs);
-    if (!m) return m.error().message;
-    out = *m;
-    return "";
-  });
-}
-
-CollectorStatus CollectPressure(const HostView& ctx, std::optional<double>& out) {
-  return Timed("pressure", [&]() -> std::string {
-    auto p = ReadMemoryPressure(ctx.fs);
-    if (p) {
-      if (p->some) out = p->some->avg10;
-      return "";
-    }
-    if (p.error().kind == Error::Kind::kNotFound) return "";  // no PSI in this kernel: nothing to read
-    return p.error().message;
-  });
-}
 
 /// The exporter's `kind` label: the server's name (`llama.cpp` as `llamacpp`), `trainer` for every
 /// training workload (torchrun, accelerate, trl, ...), else the classifier's name.
@@ -100,26 +68,34 @@ void LogCollectorErrors(std::ostream& err, const std::vector<CollectorStatus>& c
   }
 }
 
-Collection CollectAll(const HostView& ctx) {
+Collector::Collector(const HostView& ctx) : ctx_(ctx) {
+  for (const EventType& t : SampleEventTypes())  // every type the detector emits, from 0
+    if (t.source == EventSource::kDetector) event_counts_[std::string(t.name)] = 0;
+}
+
+Collection Collector::Collect() {
   Collection c;
-  Sample s;
-  s.time = std::chrono::system_clock::now();
-  c.inputs.collectors.push_back(CollectGpu(ctx, c.gpu));
-  c.inputs.collectors.push_back(CollectMemory(ctx, c.mem));
-  c.inputs.collectors.push_back(CollectPressure(ctx, s.mem_pressure_some_avg10));
-  if (auto h = ReadHostPressure(ctx.fs)) s.host = std::move(h->p);  // cpu/io PSI (issue #24)
-  c.inputs.collectors.push_back(CollectWorkloads(ctx, c.gpu, c.inputs.workloads));
-  c.inputs.collectors.push_back(CollectPower(ctx, s.power));  // issue 18
-  c.inputs.collectors.push_back(CollectGuards(ctx, c.inputs.guards));  // issue 19
-  c.inputs.collectors.push_back(CollectKernel(ctx, c.inputs.kernel));  // issue 33
+  if (!sampler_) sampler_.emplace(ctx_, SamplerOptions{.follow_kernel_log = false});
+  std::vector<SourceRead> reads;
+  Sample s = sampler_->Take(&c.gpu, &reads);  // the one sampler of `sample` and `run`
+  for (SourceRead& r : reads) c.inputs.collectors.push_back({r.name, r.ok, r.seconds, std::move(r.error)});
+  if (!c.gpu.any()) sampler_.reset();  // look for NVML and nvidia-smi again next time, as a new process would
+  s.events = events_.Update(s);        // the same rules as `sample` and `run` (telemetry/events.h)
+  for (const std::string& e : s.events) {
+    auto it = event_counts_.find(DecodeSampleEvent(e).type);
+    if (it != event_counts_.end()) ++it->second;
+  }
+  c.inputs.event_counts = event_counts_;
+  c.inputs.collectors.push_back(CollectWorkloads(ctx_, c.gpu, c.inputs.workloads));
+  c.inputs.collectors.push_back(CollectGuards(ctx_, c.inputs.guards));  // issue 19
+  c.inputs.collectors.push_back(CollectKernel(ctx_, c.inputs.kernel));  // issue 33
   c.inputs.gpus = c.gpu.gpus;
-  if (!c.gpu.gpus.empty()) s.gpu = c.gpu.gpus.front();
-  s.mem = c.mem;
-  if (c.mem) s.uma = ReadUmaPressure(ctx.fs, *c.mem);  // issue 33
-  if (s.gpu) s.gpu_attributed_bytes = GpuAttributedBytes(*s.gpu);  // the sampler's rule, first GPU
+  c.mem = s.mem;
   c.inputs.sample = std::move(s);
   return c;
 }
+
+Collection CollectAll(const HostView& ctx) { return Collector(ctx).Collect(); }
 
 PreflightSnapshot RunPreflight(const HostView& ctx, const GpuSnapshot& gpu, const std::optional<MemInfo>& mem) {
   HostFacts facts(ctx, PreflightOptions{});

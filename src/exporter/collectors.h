@@ -1,6 +1,6 @@
 #pragma once
-/// The exporter's data sources, each behind one function so the lead can swap in the sampler's,
-/// the workload classifier's and preflight's own readers. Every collector reports its own
+/// The exporter's data sources: the sampler of `sample` and `run`, the workload classifier of `ps`,
+/// the guards' ledgers, the kernel log and preflight's checks. Every collector reports its own
 /// success and wall time; a failing one costs its series, never the scrape.
 #include <map>
 #include <optional>
@@ -11,6 +11,8 @@
 #include "host/gpu.h"
 #include "host/host_view.h"
 #include "report/prometheus.h"
+#include "telemetry/events.h"
+#include "telemetry/sampler.h"
 
 namespace sparkops {
 
@@ -21,15 +23,26 @@ struct Collection {
   ExporterInputs inputs;
 };
 
-/// GPU + memory + PSI + workloads, each timed. `now` is stamped on the sample.
+/// The exporter's collection state, kept from one collection to the next: the one `Sampler` of
+/// `sample` and `run` (GPU, memory, PSI, power; each source's status becomes a collector's) and
+/// its `EventDetector`, whose events (transitions need the previous sample) are counted by type
+/// for sparkops_sampler_events_total; then the exporter's own collectors (workloads, guards, the
+/// kernel log since boot). One thread at a time (the cache's worker).
+class Collector {
+ public:
+  explicit Collector(const HostView& ctx);
+  Collection Collect();
+
+ private:
+  const HostView& ctx_;
+  std::optional<Sampler> sampler_;  ///< made anew while no GPU answers (a driver loaded after boot)
+  EventDetector events_;
+  std::map<std::string, uint64_t> event_counts_;  ///< detector events by type since start
+};
+
+/// One collection by a new Collector (`exporter --once`): no transitions, so no events.
 Collection CollectAll(const HostView& ctx);
 
-/// GPU readings: ReadGpuSnapshot(ctx). Success when at least one GPU was read.
-CollectorStatus CollectGpu(const HostView& ctx, GpuSnapshot& out);
-/// /proc/meminfo through ReadMemInfo(ctx.fs).
-CollectorStatus CollectMemory(const HostView& ctx, std::optional<MemInfo>& out);
-/// /proc/pressure/memory "some avg10" (percent). A kernel without PSI is success with no value.
-CollectorStatus CollectPressure(const HostView& ctx, std::optional<double>& out);
 /// The `ps` workload classification (kind label, pid, verdict, pool bytes); `gpu` gives NVML's
 /// per-process memory. Kind labels: server names (vllm, sglang, ollama, llamacpp, tgi), `trainer`
 /// for training workloads, else the classifier's name.

@@ -138,6 +138,7 @@ h1{font-size:20px;margin:0 0 4px}.sub{color:#5b6575;font-size:13px;margin-bottom
 .card{background:#fff;border:1px solid #e1e5ec;border-radius:10px;padding:12px 16px;margin-bottom:16px}
 .ev h3{margin:0 0 6px;font-size:15px}.ev ul{margin:4px 0 8px 18px;padding:0;font-size:13px}.ev li{margin:2px 0}
 .tag{display:inline-block;padding:1px 8px;border-radius:9px;color:#fff;font-size:12px;margin-right:6px}
+.legend{margin-top:8px;display:flex;flex-wrap:wrap;gap:4px 16px}
 .muted{color:#6b7483;font-size:12px}svg{width:100%;height:auto;display:block}
 .pt{font-size:12px;font-weight:600;fill:#2b3442}.yl{font-size:10px;fill:#6b7483;text-anchor:end}
 .xl{font-size:10px;fill:#6b7483;text-anchor:middle}.na{font-size:12px;fill:#9aa2ae;text-anchor:middle}
@@ -153,6 +154,20 @@ std::string PanelTitle(std::string_view column) {
 
 /// The cause's colour, from the table of causes (analysis/causes.h).
 std::string_view CauseColor(const std::string& c) { return CauseFor(c).colour; }
+
+/// The legend under the timeline: each cause a band is drawn for, once, in the cause table's order,
+/// with its colour and one-line help; "" when no band is drawn.
+std::string CauseLegend(const std::vector<SlowdownEvent>& slowdowns) {
+  std::string out;
+  for (const CauseInfo& c : Causes()) {
+    bool drawn = false;
+    for (const auto& e : slowdowns) drawn = drawn || CauseFor(e.cls.cause).name == c.name;
+    if (!drawn) continue;
+    out += fmt::format("<div><span class=\"tag\" style=\"background:{}\">{}</span>{}</div>", c.colour, Esc(c.name),
+                       Esc(c.help));
+  }
+  return out.empty() ? out : "<div class=\"legend muted\">" + out + "</div>";
+}
 }  // namespace
 
 std::string RenderHtmlReport(const AnalysisResult& r, const RunMemory* memory) {
@@ -335,7 +350,7 @@ std::string RenderHtmlReport(const AnalysisResult& r, const RunMemory* memory) {
     for (size_t k = 0; k < e.cls.ruled_out.size(); ++k) h += (k ? " · " : "") + Esc(e.cls.ruled_out[k]);
     h += "</div></div>";
   }
-  h += "<div class=\"card\">" + svg + "</div>";
+  h += "<div class=\"card\">" + svg + CauseLegend(r.slowdowns) + "</div>";
   std::string end;
   if (!r.in.dir.empty() && !r.end.detail.empty()) {
     end = "<div class=\"card\"><b>How the run ended.</b> " + Esc(r.end.detail);

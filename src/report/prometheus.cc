@@ -69,6 +69,10 @@ const std::vector<MetricFamily>& MetricFamilies() {
       {"sparkops_preflight_last_run_timestamp_seconds", "gauge",
        "Unix time when the last background preflight run finished."},
       {"sparkops_sample_timestamp_seconds", "gauge", "Unix time when the served readings were taken."},
+      {"sparkops_sampler_events_total", "counter",
+       "Events found since the exporter started by the same rules as sample and run (throttle_start, "
+       "pd_degraded, thermal_signature, hot, prochot_on, ...), by type; kernel-log records are in "
+       "sparkops_kernel_events_total."},
       {"sparkops_collector_success", "gauge", "1 when the collector's last run succeeded, else 0."},
       {"sparkops_collector_duration_seconds", "gauge", "Wall time of the collector's last run, seconds."},
   };
@@ -217,6 +221,7 @@ std::string RenderMetrics(const ExporterInputs& in) {
     if (s.power)  // issue 18 (report/power_metrics.h)
       for (const MetricPoint& m : PowerMetricPoints(*s.power)) b.Add(m.family, m.labels, m.value);
   }
+  for (const auto& [type, n] : in.event_counts) b.Add("sparkops_sampler_events_total", {{"event", type}}, n);
   if (in.sample || in.kernel)  // issue 33 (report/kernel_metrics.h)
     for (const MetricPoint& m : KernelMetricPoints(in.kernel, in.sample ? in.sample->uma : std::nullopt))
       b.Add(m.family, m.labels, m.value);

@@ -4,6 +4,7 @@
 /// hertz, watts, joules, degrees Celsius, ratios 0..1). A reading the hardware does not report is
 /// omitted (no series), never written as 0.
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -51,6 +52,9 @@ struct ExporterInputs {
   /// Kernel-log records counted since boot (issue 33, report/kernel_metrics.h); absent when the log
   /// is not readable.
   std::optional<KernelSignals> kernel;
+  /// The sampler's EventDetector events by type since the exporter started (every detector type,
+  /// from 0); empty for a body made without a detector.
+  std::map<std::string, uint64_t> event_counts;
 };
 
 /// One metric family the exporter can emit.

@@ -15,10 +15,16 @@ enum class EventDetail {
   kText,     ///< text kept as it is: `pl_level_change:1->2` (events.jsonl `detail`)
 };
 
+/// Who emits an event type: the EventDetector (from a series of samples: `sample`, `run` and the
+/// exporter's sparkops_sampler_events_total), the sampling loop (`sample` and `run` only), or the
+/// kernel log (host/kmsg.h; the exporter counts those since boot in sparkops_kernel_events_total).
+enum class EventSource { kDetector, kLoop, kKernel };
+
 struct EventType {
   std::string_view name;
   EventDetail detail;
   std::string_view example;  ///< a whole event of this type, for tests and docs
+  EventSource source;
 };
 
 /// Every event the sampler and `run` emit, in docs/telemetry.md's order.

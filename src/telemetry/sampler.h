@@ -9,12 +9,31 @@
 
 namespace sparkops {
 
+/// One source a Take() read: gpu, memory, pressure or power; whether it gave a reading (a kernel
+/// without PSI, or no power files, is no failure), why not, and its wall time in seconds. The
+/// exporter serves each as a collector's status.
+struct SourceRead {
+  const char* name = "";
+  bool ok = true;
+  std::string error;
+  double seconds = 0;
+};
+
+struct SamplerOptions {
+  /// Follow /dev/kmsg for new records (the sample's `kernel` signs). The exporter counts the log
+  /// since boot in a collector of its own, so it turns this off.
+  bool follow_kernel_log = true;
+};
+
 class Sampler {
  public:
   /// Loads NVML once; `ctx` must outlive the sampler.
-  explicit Sampler(const HostView& ctx);
+  explicit Sampler(const HostView& ctx, SamplerOptions opts = {});
   /// One record, stamped with the wall clock. Events are left empty (EventDetector adds them).
-  Sample Take();
+  Sample Take() { return Take(nullptr, nullptr); }
+  /// The same record; also every GPU's reading in `all_gpus` (the record keeps the first) and each
+  /// source's status appended to `reads`, where not null.
+  Sample Take(GpuSnapshot* all_gpus, std::vector<SourceRead>* reads);
 
  private:
   const HostView& ctx_;

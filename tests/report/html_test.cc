@@ -5,6 +5,9 @@
 #include <fstream>
 #include <set>
 
+#include <fmt/format.h>
+
+#include "analysis/causes.h"
 #include "host/command.h"
 #include "test_util.h"
 
@@ -35,6 +38,22 @@ TEST(HtmlReport, SelfContainedWithEveryPanelAndTheEventBand) {
   for (size_t p; (p = html.find("xmlns=\"http://www.w3.org/2000/svg\"")) != std::string::npos;) html.erase(p, 34);
   for (const char* bad : {"http://", "https://", "<script", "src=", "@import", "url("})
     EXPECT_EQ(html.find(bad), std::string::npos) << bad;
+}
+
+TEST(HtmlReport, LegendNamesEachDrawnCauseOnceWithItsColourAndHelp) {
+  TempDir d;
+  const std::string html = ReadFileOrDie(WriteReport(d, "thermal"));
+  const size_t legend = html.find("<div class=\"legend muted\">");
+  ASSERT_NE(legend, std::string::npos);
+  const std::string part = html.substr(legend, html.find("</div></div>", legend) - legend);
+  const CauseInfo& thermal = CauseFor("thermal");
+  EXPECT_NE(part.find(fmt::format("background:{}\">thermal</span>", thermal.colour)), std::string::npos) << part;
+  EXPECT_NE(part.find(std::string(thermal.help).substr(0, 20)), std::string::npos) << part;
+  for (const CauseInfo& c : Causes())  // only the causes a band is drawn for
+    if (c.name != "thermal") EXPECT_EQ(part.find(">" + std::string(c.name) + "</span>"), std::string::npos) << c.name;
+  // a steady run draws no band, so no legend
+  TempDir d2;
+  EXPECT_EQ(ReadFileOrDie(WriteReport(d2, "steady_eval")).find("class=\"legend"), std::string::npos);
 }
 
 std::string FindChromium() {

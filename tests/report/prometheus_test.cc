@@ -70,6 +70,7 @@ ExporterInputs FullInputs() {
   s.host->io_full_total_s = 1.0;
   s.gpu_attributed_bytes = uint64_t{21474836480};
   s.events = {"thermal_signature"};
+  in.event_counts = {{"hot", 0}, {"thermal_signature", 3}, {"throttle_start", 2}};
   s.power = ReadPowerReading(HostFs(Fixture("power/spbm_ewma")));  // issue 18: every power family
   // issue 33: fragmentation and pinned memory, and kernel-log counts since boot
   UmaPressure u;
