@@ -1,6 +1,8 @@
 #include "exporter/metrics_cache.h"
 
+#include <algorithm>
 #include <exception>
+#include <memory>
 
 #include "report/prometheus.h"
 
@@ -8,7 +10,8 @@ namespace sparkops {
 
 MetricsCache::MetricsCache(const HostView& ctx, CacheOptions opts, std::function<Collection()> collect)
     : ctx_(ctx), opts_(opts), collect_(std::move(collect)) {
-  if (!collect_) collect_ = [this] { return CollectAll(ctx_); };
+  if (!collect_)  // one Collector for the cache's life: its event detector needs the previous sample
+    collect_ = [c = std::make_shared<Collector>(ctx_)] { return c->Collect(); };
 }
 
 MetricsCache::~MetricsCache() { Stop(); }
@@ -23,24 +26,57 @@ std::string MetricsCache::Body() {
   if (stop_) return body_;
   if (!collect_thread_.joinable()) collect_thread_ = std::thread([this] { CollectLoop(); });
   const auto now = std::chrono::steady_clock::now();
-  if (!collected_at_ || stale_ || now - *collected_at_ >= opts_.min_interval) {
-    // Ask the worker and wait for it, boundedly: simultaneous scrapes share one collection.
+  if (last_scrape_) scrape_interval_ = now - *last_scrape_;
+  last_scrape_ = now;
+  const auto age = collected_at_ ? now - *collected_at_ : std::chrono::steady_clock::duration::max();
+  // A body collected ahead for this scrape is fresh enough; otherwise ask for one (simultaneous
+  // scrapes share it).
+  const bool ahead = ahead_unseen_;
+  ahead_unseen_ = false;
+  if (!collected_at_ || stale_ || (age >= opts_.min_interval && !ahead)) {
     const uint64_t before = collections_;
     want_ = true;
     cv_.notify_all();
-    auto done = [&] { return stop_ || collections_ != before; };
-    if (!collected_at_) cv_.wait(lock, [&] { return stop_ || collected_at_.has_value(); });
-    else cv_.wait_for(lock, opts_.fresh_wait, done);
+    if (!collected_at_) cv_.wait_for(lock, opts_.first_wait, [&] { return stop_ || collected_at_.has_value(); });
+    else if (opts_.fresh_wait.count() > 0)
+      cv_.wait_for(lock, opts_.fresh_wait, [&] { return stop_ || collections_ != before; });
+  } else {
+    cv_.notify_all();  // the worker re-plans its next collect-ahead from this scrape
   }
-  if (!collected_at_) return body_;
-  const double age = std::chrono::duration<double>(std::chrono::steady_clock::now() - *collected_at_).count();
-  return body_ + CollectionAgeMetric(age);
+  if (!collected_at_) return "# sparkops: the first collection is still running; the next scrape gets it\n";
+  const double served_age = std::chrono::duration<double>(std::chrono::steady_clock::now() - *collected_at_).count();
+  return body_ + CollectionAgeMetric(served_age);
+}
+
+std::optional<std::chrono::steady_clock::time_point> MetricsCache::AheadDue() const {
+  if (!last_scrape_ || !scrape_interval_ || !collected_at_) return std::nullopt;
+  const auto now = std::chrono::steady_clock::now();
+  // Scrapes stopped (more than two intervals without one): collect only when asked again.
+  if (now - *last_scrape_ > 2 * *scrape_interval_) return std::nullopt;
+  const auto lead = last_duration_ + std::chrono::milliseconds(100);
+  auto due = *last_scrape_ + *scrape_interval_ - lead;
+  // Never more often than min_interval, and once per scrape (AheadDue is not asked while a body
+  // collected ahead waits for its scrape).
+  return std::max(due, *collected_at_ + opts_.min_interval);
 }
 
 void MetricsCache::CollectLoop() {
   for (;;) {
     std::unique_lock<std::mutex> lock(mu_);
-    cv_.wait(lock, [this] { return stop_ || want_; });
+    bool asked = true;
+    for (;;) {
+      if (stop_ || want_) break;
+      auto due = ahead_unseen_ ? std::nullopt : AheadDue();
+      if (!due) {
+        cv_.wait(lock);
+        continue;
+      }
+      if (std::chrono::steady_clock::now() >= *due) {
+        asked = false;
+        break;
+      }
+      cv_.wait_until(lock, *due);
+    }
     if (stop_) return;
     want_ = false;
     stale_ = false;
@@ -67,6 +103,8 @@ void MetricsCache::CollectLoop() {
     if (opts_.log) LogCollectorErrors(*opts_.log, c.inputs.collectors, &logged_errors_);
     body_ = std::move(body);
     collected_at_ = started;
+    last_duration_ = std::chrono::steady_clock::now() - started;
+    ahead_unseen_ = !asked;
     cv_.notify_all();
   }
 }
@@ -96,9 +134,10 @@ void MetricsCache::PreflightLoop() {
       if (!have_facts_) {
         // Take the GPU and memory readings from a collection, so preflight never reads NVML
         // concurrently with a scrape.
-        lock.unlock();
-        Body();
-        lock.lock();
+        if (!collect_thread_.joinable()) collect_thread_ = std::thread([this] { CollectLoop(); });
+        want_ = true;  // not a scrape: it must not count in the scrape interval
+        cv_.notify_all();
+        cv_.wait(lock, [this] { return stop_ || have_facts_; });
         if (stop_) return;
       }
       gpu = last_gpu_;
