@@ -115,5 +115,6 @@ add_custom_command(
   DEPENDS sparkops_release ${SPARKOPS_RELEASE_BIN} ${SPARKOPS_MANPAGE} ${CMAKE_CURRENT_LIST_DIR}/tarball.cmake
           ${CMAKE_SOURCE_DIR}/packaging/INSTALL.md ${CMAKE_SOURCE_DIR}/packaging/sparkops-exporter.service
           ${CMAKE_SOURCE_DIR}/packaging/sparkops-guard.service ${CMAKE_SOURCE_DIR}/packaging/sparkops.tmpfiles
+          ${CMAKE_SOURCE_DIR}/deploy/python/sparkops_callbacks.py
   COMMENT "Packing ${SPARKOPS_TARBALL}" VERBATIM)
 add_custom_target(sparkops_tarball DEPENDS ${SPARKOPS_TARBALL})

@@ -7,6 +7,7 @@
 set -euo pipefail
 PKGS=(
   build-essential cmake ninja-build pkg-config git
+  python3  # the layer check and the checkpoint hooks' test
   libcli11-dev nlohmann-json3-dev libfmt-dev libyaml-cpp-dev
   libgtest-dev googletest
   clang-16 libclang-rt-16-dev  # libFuzzer targets (fuzz/run.sh); clang 14 cannot compile std::expected

@@ -4,6 +4,7 @@
 
 #include <csignal>
 #include <cstring>
+#include <filesystem>
 
 #include "analysis/analyze.h"
 #include "analysis/oom_signature.h"
@@ -11,6 +12,7 @@
 #include "base/strings.h"
 #include "build_info.h"
 #include "checks/check.h"
+#include "cli/checkpoint_flags.h"
 #include "cli/commands.h"
 #include "cli/flags.h"
 #include "cli/guard_flags.h"
@@ -89,6 +91,8 @@ int CmdRun(Context& ctx, const std::vector<std::string>& args) {
       ->check(NonEmpty());
   GuardFlags guard_flags;
   guard_flags.Add(*app, true);
+  CheckpointFlags checkpoint_flags;
+  checkpoint_flags.Add(*app);
   app->add_option("command", command, "the job, after --")->required();
   app->allow_extras(false);
   if (auto rc = ParseFlags(*app, args, ctx)) return *rc;
@@ -131,6 +135,12 @@ int CmdRun(Context& ctx, const std::vector<std::string>& args) {
     if (!g) ctx.err << "sparkops run: warning: " << g.error().message << "; the memory guard is off\n";
     else guard_config = *g;
   }
+  std::error_code abs_ec;
+  auto checkpoint = checkpoint_flags.Resolve(ctx, guard_config, std::filesystem::absolute(out_dir, abs_ec).string());
+  if (!checkpoint) {
+    ctx.err << "sparkops run: " << checkpoint.error().message << "\n";
+    return checkpoint.error().kind == Error::Kind::kInput ? kExitUsage : kExitProblem;
+  }
 
   WarnContention(ctx);
   auto rec = RunRecorder::Create(out_dir);
@@ -161,7 +171,15 @@ int CmdRun(Context& ctx, const std::vector<std::string>& args) {
   so.interval_s = interval;
   so.grace_s = grace;
   so.use_pty = ::isatty(STDOUT_FILENO) == 1;
-  if (guard_config) so.guard = guard::RunGuardOptions{*guard_config, grace, &ctx.err};
+  if (guard_config) so.guard = guard::RunGuardOptions{*guard_config, grace, &ctx.err, *checkpoint};
+  if (*checkpoint) {  // the job's side of the checkpoint request (docs/checkpoint.md)
+    ::setenv("SPARKOPS_CHECKPOINT_SIGNAL", guard::SignalName((*checkpoint)->signal).c_str(), 1);
+    ::setenv("SPARKOPS_CHECKPOINT_DONE", (*checkpoint)->done_path.c_str(), 1);
+    meta["checkpoint"] = {{"signal", guard::SignalName((*checkpoint)->signal)},
+                          {"checkpoint_at_bytes", guard::CheckpointLevel(**checkpoint, guard_config->floor)},
+                          {"grace_s", (*checkpoint)->grace_s},
+                          {"done_path", (*checkpoint)->done_path}};
+  }
   if (!so.use_pty) SetLiveBarEnvironment();  // Rich draws live bars into the pipe (issue #24)
   auto res = Supervise(ctx, *rec, so, [&](pid_t pid) {
     meta["pid"] = pid;

@@ -10,6 +10,8 @@
 #include <chrono>
 #include <cstdio>
 
+#include "guard/checkpoint.h"
+
 namespace sparkops::guard {
 
 double MonoSeconds() {
@@ -90,6 +92,9 @@ void JobGuard::Loop() {
   State state;
   Footprint last;
   bool was_near = false;
+  std::optional<double> ckpt_asked;  ///< monotonic seconds of the checkpoint request
+  double ckpt_retry = 0;             ///< no process caught the signal: try again from then
+  bool ckpt_saved = false;
   for (;;) {
     std::optional<Reading> r = reader_.Read(MonoSeconds());
     if (!r) {  // meminfo unreadable for a moment: try again soon
@@ -99,7 +104,19 @@ void JobGuard::Loop() {
     bool near = r->available / 2 < o_.config.floor;
     if (near && !was_near && o_.footprint) last = o_.footprint();  // once per episode, at 2x the floor
     was_near = near;
+    if (o_.checkpoint_at && o_.request_checkpoint && !ckpt_asked && r->available < *o_.checkpoint_at &&
+        r->t_s >= ckpt_retry) {
+      // The grace counts from the signal (the request reads /proc, which takes a while on a busy host).
+      if (o_.request_checkpoint(*r)) ckpt_asked = MonoSeconds();
+      else ckpt_retry = MonoSeconds() + kCheckpointRetryS;
+    }
+    if (ckpt_asked && !ckpt_saved && o_.checkpoint_saved) ckpt_saved = o_.checkpoint_saved();
     Decision d = Decide(o_.config, *r, state);
+    if (d.action == Action::kStop && ckpt_asked && !ckpt_saved &&
+        HoldStopForCheckpoint(MonoSeconds() - *ckpt_asked, o_.checkpoint_grace_s, r->available, o_.config.floor)) {
+      if (!Sleep(kFastPollS)) return;  // the job is saving: stop once it says so, or at the grace
+      continue;
+    }
     if (d.action == Action::kFlush) {
       flush_ = MakeRecord(d, *r, o_.config);
       flush_.flush_ok = WriteDropCaches();

@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -231,6 +232,20 @@ void JobHold::SignalAll(pid_t job, int sig) const {
     if (frozen) break;
   }
   if (frozen) WriteAt(dir_fd_, "cgroup.freeze", "0");
+}
+
+std::vector<pid_t> JobHold::Members(pid_t job) const {
+  if (mode_ == Mode::kSubreaper) {
+    std::vector<pid_t> out = Descendants(Pairs(ParentLinks()), ::getpid(), helper_);
+    if (job > 0 && std::find(out.begin(), out.end(), job) == out.end() && ::kill(job, 0) == 0) out.push_back(job);
+    return out;
+  }
+  std::vector<pid_t> out;
+  char buf[65536];
+  if (ReadAt(dir_fd_, "cgroup.procs", buf, sizeof buf) < 0) return out;
+  for (std::string_view line : SplitLines(buf))
+    if (auto p = ParseUint(line); p && *p > 0 && *p <= INT32_MAX) out.push_back(static_cast<pid_t>(*p));
+  return out;
 }
 
 bool JobHold::Populated(pid_t job) const {

@@ -58,6 +58,10 @@ class JobHold {
   /// True while a process of the job is left (cgroup.events "populated 1"; subreaper: a descendant
   /// that is not a zombie).
   bool Populated(pid_t job) const;
+  /// The job's processes now (`job` included while it lives): the cgroup's members, or in the
+  /// subreaper mode every descendant of this process but the helper. Reads only cgroup.procs or each
+  /// /proc/PID/stat; allocates (not for the guard's no-allocation path).
+  std::vector<pid_t> Members(pid_t job) const;
   /// The job's memory now: memory.current where the memory controller is enabled for the cgroup.
   std::optional<uint64_t> MemoryCurrent() const;
   /// memory.peak (Linux 5.19) where present.

@@ -1,14 +1,81 @@
 #include "run/run_guard.h"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <set>
 
+#include "base/strings.h"
 #include "guard/event.h"
 #include "guard/ledger.h"
+#include "guard/pidfd.h"
 #include "host/dropcaches.h"
+#include "host/proctable.h"
 
 namespace sparkops::guard {
+
+namespace {
+
+/// The job's processes: every member of `hold`, or without one `pid` (only the process itself).
+std::set<uint32_t> JobPids(pid_t pid, const JobHold* hold) {
+  std::set<uint32_t> pids;
+  if (hold)
+    for (pid_t p : hold->Members(pid)) pids.insert(static_cast<uint32_t>(p));
+  else pids.insert(static_cast<uint32_t>(pid));
+  return pids;
+}
+
+/// Sends `sig` through a pidfd to each of `pids` whose SigCgt says it catches it; the pids sent to.
+std::vector<uint32_t> SignalCatchers(const std::set<uint32_t>& pids, int sig) {
+  HostFs proc("/");
+  std::vector<uint32_t> sent;
+  for (uint32_t p : pids) {
+    const std::string dir = "/proc/" + std::to_string(p);
+    auto status = proc.Read(dir + "/status", 64u << 10);
+    auto stat_text = proc.Read(dir + "/stat", 8u << 10);
+    if (!status || !stat_text || !CatchesSignal(*status, sig)) continue;
+    auto st = ParseStat(*stat_text);
+    if (!st) continue;
+    int err = 0;
+    auto fd = Pidfd::Open(proc, static_cast<pid_t>(p), p, st->start_ticks, &err);
+    if (fd && fd->Signal(sig) == 0) sent.push_back(p);
+  }
+  return sent;
+}
+
+void AddCheckpoint(JobGuardOptions& jo, RunRecorder& rec, const CheckpointOptions& ck, uint64_t floor, pid_t pid,
+                   const JobHold* hold) {
+  const uint64_t level = CheckpointLevel(ck, floor);
+  jo.checkpoint_at = level;
+  jo.checkpoint_grace_s = ck.grace_s;
+  auto asked = std::make_shared<double>(0);
+  auto noted = std::make_shared<bool>(false);
+  jo.request_checkpoint = [&rec, ck, level, pid, hold, asked, noted](const Reading& r) {
+    const std::vector<uint32_t> sent = SignalCatchers(JobPids(pid, hold), ck.signal);
+    *asked = MonoSeconds();
+    if (sent.empty() && *noted) return false;  // said once; the guard tries again later
+    nlohmann::ordered_json f = {{"signal", SignalName(ck.signal)},
+                                {"checkpoint_at_bytes", level},
+                                {"mem_available_bytes", r.available},
+                                {"pids", sent}};
+    if (sent.empty())
+      f["note"] = "no process of the job catches " + SignalName(ck.signal) +
+                  " yet: nothing was sent; trying again every 5 s (install the handler)";
+    *noted = *noted || sent.empty();
+    (void)rec.Event(std::chrono::system_clock::now(), "checkpoint_requested", f);
+    return !sent.empty();
+  };
+  jo.checkpoint_saved = [&rec, done = ck.done_path, asked] {
+    struct stat st {};
+    if (::stat(done.c_str(), &st) != 0) return false;
+    (void)rec.Event(std::chrono::system_clock::now(), "checkpoint_saved",
+                    {{"seconds", MonoSeconds() - *asked}, {"path", done}});
+    return true;
+  };
+}
+
+}  // namespace
 
 std::unique_ptr<JobGuard> StartRunGuard(const HostView& ctx, RunRecorder& rec, const std::optional<RunGuardOptions>& o,
                                         pid_t pid, const JobHold* hold) {
@@ -29,6 +96,7 @@ std::unique_ptr<JobGuard> StartRunGuard(const HostView& ctx, RunRecorder& rec, c
     return f;
   };
   jo.footprint = footprint;
+  if (o->checkpoint) AddCheckpoint(jo, rec, *o->checkpoint, o->config.floor, pid, hold);
   Ledger initial;
   initial.mode = "run", initial.min_available_bytes = o->config.floor, initial.max_pressure = o->config.max_pressure;
   auto ledger =

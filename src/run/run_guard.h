@@ -7,6 +7,7 @@
 #include <optional>
 #include <ostream>
 
+#include "guard/checkpoint.h"
 #include "guard/watcher.h"
 #include "host/host_view.h"
 #include "run/job_cgroup.h"
@@ -19,10 +20,13 @@ struct RunGuardOptions {
   Config config;
   double grace_s = 10;
   std::ostream* notes = nullptr;  ///< where to say that the guard runs without a ledger (stderr)
+  std::optional<CheckpointOptions> checkpoint;  ///< --checkpoint-signal and its level, grace, file
 };
 
 /// Starts the guard for the job `pid`: it stops the whole of `hold` (the job's cgroup, or every
 /// descendant under the subreaper), or without one the job's process group. Null when `o` is nullopt.
+/// With `o->checkpoint`, the checkpoint request signals each process of the job that catches the
+/// signal (events `checkpoint_requested`, `checkpoint_saved`).
 std::unique_ptr<JobGuard> StartRunGuard(const HostView& ctx, RunRecorder& rec, const std::optional<RunGuardOptions>& o,
                                         pid_t pid, const JobHold* hold = nullptr);
 

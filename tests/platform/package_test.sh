@@ -38,7 +38,7 @@ done
 contents=$(dpkg-deb -c "$deb")
 for f in ./usr/bin/sparkops ./usr/share/man/man1/sparkops.1.gz ./usr/share/doc/sparkops/copyright \
          ./usr/share/doc/sparkops/changelog.gz ./lib/systemd/system/sparkops-exporter.service \
-         ./usr/lib/tmpfiles.d/sparkops.conf; do
+         ./usr/lib/tmpfiles.d/sparkops.conf ./usr/share/sparkops/python/sparkops_callbacks.py; do
   grep -q " $f\$" <<<"$contents" || fail "package lacks $f"
 done
 # No maintainer script enables or starts the exporter: it is installed disabled.

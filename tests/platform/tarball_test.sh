@@ -18,7 +18,7 @@ echo "built $(basename "$tarball") ($(stat -c %s "$tarball") bytes)"
 
 listing=$(tar tzf "$tarball")
 for f in sparkops sparkops.1.gz sparkops-exporter.service sparkops-guard.service sparkops.tmpfiles INSTALL.md copyright \
-         prometheus/sparkops-rules.yml prometheus/prometheus.yml grafana/dashboard.json; do
+         prometheus/sparkops-rules.yml prometheus/prometheus.yml grafana/dashboard.json python/sparkops_callbacks.py; do
   grep -qx "$name/$f" <<<"$listing" || fail "$f missing from the tarball"
 done
 tops=$(cut -d/ -f1 <<<"$listing" | sort -u)

@@ -1,0 +1,28 @@
+#pragma once
+/// `run`'s checkpoint flags (guard/checkpoint.h): --checkpoint-signal, --checkpoint-at,
+/// --checkpoint-grace; resolved against the guard's floor and the run directory.
+#include <CLI/CLI.hpp>
+#include <optional>
+#include <string>
+
+#include "base/error.h"
+#include "cli/context.h"
+#include "guard/checkpoint.h"
+#include "guard/policy.h"
+
+namespace sparkops {
+
+struct CheckpointFlags {
+  std::string signal;  ///< "" = no checkpoint request
+  std::string at;      ///< "" = twice the floor
+  double grace_s = 120;
+
+  void Add(CLI::App& app);
+  /// nullopt without --checkpoint-signal. Input errors (naming the flag): a signal not accepted,
+  /// a bad level, a level not above the floor, the flags without a guard or --checkpoint-at/-grace
+  /// without --checkpoint-signal. The acknowledgement file is `run_dir`/checkpoint.done.
+  Result<std::optional<guard::CheckpointOptions>> Resolve(const Context& ctx, const std::optional<guard::Config>& guard,
+                                                          const std::string& run_dir) const;
+};
+
+}  // namespace sparkops

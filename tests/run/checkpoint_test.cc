@@ -1,0 +1,298 @@
+// Issue 34: checkpoint early, stop late. `run --checkpoint-signal` sends the signal once to the job's
+// processes that catch it when MemAvailable first falls under the level (default twice the floor);
+// the guard's stop waits for the job's acknowledgement (SPARKOPS_CHECKPOINT_DONE) at most the grace,
+// while MemAvailable stays at least half the floor. Fixture --root trees whose meminfo the test
+// rewrites while real jobs run.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "base/strings.h"
+#include "base/timefmt.h"
+#include "guard/checkpoint.h"
+#include "host/child.h"
+#include "test_util.h"
+
+namespace sparkops {
+namespace {
+
+using namespace std::chrono_literals;
+using testing::ReadFileOrDie;
+using testing::TempDir;
+
+constexpr uint64_t kGiB = 1ull << 30;
+
+TEST(Checkpoint, SignalNamesAndCaughtMasks) {
+  EXPECT_EQ(guard::ParseCheckpointSignal("USR1").value(), SIGUSR1);
+  EXPECT_EQ(guard::ParseCheckpointSignal("sigusr2").value(), SIGUSR2);
+  EXPECT_EQ(guard::ParseCheckpointSignal("SIGHUP").value(), SIGHUP);
+  for (const char* bad : {"KILL", "SIGSTOP", "", "9", "USR3", "SIG"}) {
+    auto r = guard::ParseCheckpointSignal(bad);
+    ASSERT_FALSE(r) << bad;
+    EXPECT_NE(r.error().message.find("--checkpoint-signal"), std::string::npos);
+  }
+  EXPECT_EQ(guard::SignalName(SIGUSR1), "SIGUSR1");
+  // SigCgt: bit (sig - 1). 0x200 = SIGUSR1 (10); bash's usual mask 0x4b817efb has SIGTERM? no; SIGINT yes.
+  struct Case {
+    const char* status;
+    int sig;
+    bool caught;
+  } cases[] = {
+      {"Name:\tpython3\nSigCgt:\t0000000000000200\n", SIGUSR1, true},
+      {"Name:\tpython3\nSigCgt:\t0000000000000200\n", SIGUSR2, false},
+      {"SigCgt:\t0000000000000800\n", SIGUSR2, true},
+      {"SigCgt:\t0000000180014002\n", SIGINT, true},
+      {"SigCgt:\t0000000180014002\n", SIGUSR1, false},
+      {"SigIgn:\t0000000000000200\n", SIGUSR1, false},  // ignored is not caught; no SigCgt line at all
+      {"SigCgt:\tzz00000000000200\n", SIGUSR1, false},   // malformed
+      {"SigCgt:\t00000000000000000200\n", SIGUSR1, false},  // longer than 64 bits
+      {"SigCgt:\t", SIGUSR1, false},
+      {"", SIGUSR1, false},
+  };
+  for (const auto& c : cases) EXPECT_EQ(guard::CatchesSignal(c.status, c.sig), c.caught) << c.status << c.sig;
+  EXPECT_FALSE(guard::CatchesSignal("SigCgt:\tffffffffffffffff\n", 0));
+  EXPECT_FALSE(guard::CatchesSignal("SigCgt:\tffffffffffffffff\n", 65));
+}
+
+TEST(Checkpoint, LevelAndHold) {
+  guard::CheckpointOptions o;
+  EXPECT_EQ(guard::CheckpointLevel(o, 8 * kGiB), 16 * kGiB);
+  EXPECT_EQ(guard::CheckpointLevel(o, UINT64_MAX), UINT64_MAX);
+  o.at_bytes = 20 * kGiB;
+  EXPECT_EQ(guard::CheckpointLevel(o, 8 * kGiB), 20 * kGiB);
+  EXPECT_TRUE(guard::HoldStopForCheckpoint(1, 120, 5 * kGiB, 8 * kGiB));
+  EXPECT_TRUE(guard::HoldStopForCheckpoint(1, 120, 4 * kGiB, 8 * kGiB));    // exactly half: still waits
+  EXPECT_FALSE(guard::HoldStopForCheckpoint(1, 120, 4 * kGiB - 1, 8 * kGiB));  // under half: stop now
+  EXPECT_FALSE(guard::HoldStopForCheckpoint(120, 120, 7 * kGiB, 8 * kGiB));  // the grace is over
+}
+
+/// events.jsonl's records so far (none before run created it; a line still being written is skipped).
+std::vector<nlohmann::json> Events(const std::string& dir) {
+  std::vector<nlohmann::json> out;
+  std::ifstream in(dir + "/events.jsonl");
+  for (std::string line; std::getline(in, line);) {
+    auto j = nlohmann::json::parse(line, nullptr, false);
+    if (!j.is_discarded()) out.push_back(std::move(j));
+  }
+  return out;
+}
+
+std::vector<nlohmann::json> OfType(const std::string& dir, const std::string& type) {
+  std::vector<nlohmann::json> out;
+  for (auto& e : Events(dir))
+    if (e["type"] == type) out.push_back(e);
+  return out;
+}
+
+/// The index of the first event of `type` in events.jsonl; -1 when none.
+int IndexOf(const std::string& dir, const std::string& type) {
+  auto ev = Events(dir);
+  for (size_t i = 0; i < ev.size(); ++i)
+    if (ev[i]["type"] == type) return static_cast<int>(i);
+  return -1;
+}
+
+/// A fixture root of 32 GiB whose MemAvailable the test sets (written whole, renamed into place).
+struct Host {
+  TempDir d;
+  std::string root = d.path() + "/root";
+  explicit Host(uint64_t avail) {
+    std::filesystem::create_directories(root + "/proc/pressure");
+    Put("proc/pressure/memory",
+        "some avg10=0.00 avg60=0.00 avg300=0.00 total=1\nfull avg10=0.00 avg60=0.00 "
+        "avg300=0.00 total=1\n");
+    SetMem(avail);
+  }
+  void Put(const std::string& rel, const std::string& text) const {
+    std::ofstream(root + "/" + rel + ".tmp") << text;
+    std::filesystem::rename(root + "/" + rel + ".tmp", root + "/" + rel);
+  }
+  void SetMem(uint64_t avail) const {
+    Put("proc/meminfo", "MemTotal: " + std::to_string(32 * kGiB / 1024) + " kB\nMemFree: 1024 kB\nMemAvailable: " +
+                            std::to_string(avail / 1024) + " kB\nBuffers: 0 kB\nCached: 0 kB\nShmem: 0 kB\n");
+  }
+};
+
+struct Live {
+  Child child;
+  std::string dir;
+};
+
+Live Start(const Host& h, const std::string& dir, std::vector<std::string> flags, const std::string& script) {
+  std::vector<std::string> argv = {testing::SparkopsBin(), "--root", h.root, "run", "--out", dir, "--interval", "0.2"};
+  argv.insert(argv.end(), flags.begin(), flags.end());
+  argv.insert(argv.end(), {"--", "bash", "-c", script});
+  auto c = SpawnChild(testing::TargetArgv(argv), false);
+  EXPECT_TRUE(c) << (c ? "" : c.error().message);
+  for (int i = 0; i < 2400; ++i) {  // until the job printed its first line (its traps are set)
+    std::error_code ec;
+    auto size = std::filesystem::file_size(dir + "/train.log", ec);
+    if (!ec && size > 0) break;
+    std::this_thread::sleep_for(25ms);
+  }
+  return {*c, dir};
+}
+
+int Finish(Live& lr, std::string* err = nullptr) {
+  std::string e;
+  char buf[4096];
+  while (::read(lr.child.out_fd, buf, sizeof buf) > 0) {}
+  for (ssize_t n; (n = ::read(lr.child.err_fd, buf, sizeof buf)) > 0;) e.append(buf, static_cast<size_t>(n));
+  ::close(lr.child.out_fd), ::close(lr.child.err_fd);
+  if (err) *err = e;
+  return WaitChild(lr.child);
+}
+
+bool WaitFor(const std::string& dir, const std::string& type, std::chrono::seconds limit) {
+  for (auto t0 = std::chrono::steady_clock::now(); std::chrono::steady_clock::now() - t0 < limit;) {
+    if (IndexOf(dir, type) >= 0) return true;
+    std::this_thread::sleep_for(25ms);
+  }
+  return false;
+}
+
+double Seconds(const nlohmann::json& e) {
+  auto t = ParseTimestamp(e["time"].get<std::string>());
+  EXPECT_TRUE(t.has_value()) << e.dump();
+  return t ? std::chrono::duration<double>(t->time_since_epoch()).count() : 0;
+}
+
+// The job saves for 1 s after the signal; the pool falls under the floor (above half of it) meanwhile:
+// the stop waits for the acknowledgement, then the job gets SIGTERM.
+TEST(RunCheckpoint, TheSignalComesFirstAndTheStopWaitsForTheSave) {
+  Host h(20 * kGiB);
+  const char* job =
+      "trap 'echo got USR1; sleep 1; echo saved > \"$SPARKOPS_CHECKPOINT_DONE\"; echo checkpoint saved' USR1; "
+      "trap 'echo got TERM; exit 0' TERM; echo ready $SPARKOPS_CHECKPOINT_SIGNAL; while :; do sleep 0.05; done";
+  auto lr = Start(h, h.d.path() + "/r", {"--min-available", "8G", "--checkpoint-signal", "usr1"}, job);
+  h.SetMem(12 * kGiB);  // under twice the floor (the default level): the request
+  ASSERT_TRUE(WaitFor(lr.dir, "checkpoint_requested", 20s)) << ReadFileOrDie(lr.dir + "/events.jsonl");
+  h.SetMem(6 * kGiB);  // under the floor, above half of it: the stop waits for the save
+  std::string err;
+  EXPECT_EQ(Finish(lr, &err), 75) << err;
+  const std::string log = ReadFileOrDie(lr.dir + "/train.log");
+  EXPECT_NE(log.find("ready SIGUSR1"), std::string::npos) << log;
+  ASSERT_NE(log.find("checkpoint saved"), std::string::npos) << log;
+  ASSERT_NE(log.find("got TERM"), std::string::npos) << log;
+  EXPECT_LT(log.find("checkpoint saved"), log.find("got TERM")) << log;
+  auto req = OfType(lr.dir, "checkpoint_requested");
+  ASSERT_EQ(req.size(), 1u);
+  EXPECT_EQ(req[0]["signal"], "SIGUSR1");
+  EXPECT_EQ(req[0]["checkpoint_at_bytes"], 16 * kGiB);
+  EXPECT_EQ(req[0]["mem_available_bytes"], 12 * kGiB);
+  EXPECT_EQ(req[0]["pids"].size(), 1u) << req[0].dump();  // bash catches it; nothing else in the job
+  auto saved = OfType(lr.dir, "checkpoint_saved");
+  ASSERT_EQ(saved.size(), 1u) << ReadFileOrDie(lr.dir + "/events.jsonl");
+  EXPECT_GE(saved[0]["seconds"].get<double>(), 0.9);
+  EXPECT_LT(IndexOf(lr.dir, "checkpoint_requested"), IndexOf(lr.dir, "checkpoint_saved"));
+  EXPECT_LT(IndexOf(lr.dir, "checkpoint_saved"), IndexOf(lr.dir, "memory_guard"));
+  auto meta = nlohmann::json::parse(ReadFileOrDie(lr.dir + "/meta.json"));
+  EXPECT_EQ(meta["checkpoint"]["signal"], "SIGUSR1");
+  EXPECT_EQ(meta["checkpoint"]["done_path"], std::filesystem::absolute(lr.dir).string() + "/checkpoint.done");
+}
+
+// A launcher that does not catch the signal (it would die of it) is not sent it; its child is.
+TEST(RunCheckpoint, OnlyTheProcessesThatCatchTheSignalGetIt) {
+  Host h(20 * kGiB);
+  const char* job =
+      "sh -c 'trap \"echo child got USR1\" USR1; trap \"exit 0\" TERM; echo ready; while :; do sleep 0.05; done' "
+      "& wait";
+  auto lr = Start(h, h.d.path() + "/r", {"--min-available", "8G", "--checkpoint-signal", "USR1", "--grace", "2"}, job);
+  h.SetMem(12 * kGiB);
+  ASSERT_TRUE(WaitFor(lr.dir, "checkpoint_requested", 20s));
+  for (int i = 0; i < 200 && ReadFileOrDie(lr.dir + "/train.log").find("child got USR1") == std::string::npos; ++i)
+    std::this_thread::sleep_for(25ms);
+  EXPECT_NE(ReadFileOrDie(lr.dir + "/train.log").find("child got USR1"), std::string::npos);
+  h.SetMem(2 * kGiB);  // under half the floor: no wait
+  EXPECT_EQ(Finish(lr), 75);
+  auto req = OfType(lr.dir, "checkpoint_requested").at(0);
+  EXPECT_EQ(req["pids"].size(), 1u) << req.dump();
+  auto exit = OfType(lr.dir, "exit").at(0);
+  EXPECT_NE(exit.value("signal", ""), strsignal(SIGUSR1)) << "the launcher died of the checkpoint signal";
+}
+
+// Under the level from the start, before the job installed its handler: said once, tried again
+// every 5 s until a process catches the signal.
+TEST(RunCheckpoint, AJobNotYetCatchingTheSignalIsAskedAgain) {
+  Host h(12 * kGiB);
+  const char* job =
+      "echo starting; sleep 1; trap 'echo got USR1' USR1; trap 'exit 0' TERM; echo armed; "
+      "while :; do sleep 0.05; done";
+  auto lr = Start(h, h.d.path() + "/r", {"--min-available", "8G", "--checkpoint-signal", "USR1"}, job);
+  for (int i = 0; i < 1200 && ReadFileOrDie(lr.dir + "/train.log").find("got USR1") == std::string::npos; ++i)
+    std::this_thread::sleep_for(25ms);
+  h.SetMem(2 * kGiB);
+  EXPECT_EQ(Finish(lr), 75);
+  auto req = OfType(lr.dir, "checkpoint_requested");
+  ASSERT_EQ(req.size(), 2u) << ReadFileOrDie(lr.dir + "/events.jsonl");
+  EXPECT_TRUE(req[0]["pids"].empty());
+  EXPECT_NE(req[0].value("note", "").find("trying again"), std::string::npos) << req[0].dump();
+  EXPECT_EQ(req[1]["pids"].size(), 1u);
+  EXPECT_FALSE(req[1].contains("note"));
+  EXPECT_NE(ReadFileOrDie(lr.dir + "/train.log").find("got USR1"), std::string::npos);
+}
+
+// No acknowledgement: the stop waits the grace (1 s), no longer; under half the floor it does not wait.
+TEST(RunCheckpoint, TheStopWaitsAtMostTheGraceAndNotUnderHalfTheFloor) {
+  const char* job = "trap 'echo got USR1' USR1; trap 'exit 0' TERM; echo ready; while :; do sleep 0.05; done";
+  {
+    Host h(20 * kGiB);
+    auto lr = Start(h, h.d.path() + "/r",
+                    {"--min-available", "8G", "--checkpoint-signal", "USR1", "--checkpoint-grace", "1"}, job);
+    h.SetMem(6 * kGiB);  // under both levels at once
+    EXPECT_EQ(Finish(lr), 75);
+    auto req = OfType(lr.dir, "checkpoint_requested").at(0);
+    auto stop = OfType(lr.dir, "memory_guard").at(0);
+    EXPECT_GE(Seconds(stop) - Seconds(req), 0.9) << "the stop did not wait for the checkpoint\n"
+                                                 << ReadFileOrDie(lr.dir + "/events.jsonl");
+    EXPECT_TRUE(OfType(lr.dir, "checkpoint_saved").empty());
+  }
+  {
+    Host h(20 * kGiB);
+    auto lr = Start(h, h.d.path() + "/r",
+                    {"--min-available", "8G", "--checkpoint-signal", "USR1", "--checkpoint-grace", "600"}, job);
+    const auto t0 = std::chrono::steady_clock::now();
+    h.SetMem(3 * kGiB);  // under half the floor
+    EXPECT_EQ(Finish(lr), 75);
+    EXPECT_LT(std::chrono::steady_clock::now() - t0, 60s) << "waited for a checkpoint under half the floor";
+    EXPECT_EQ(OfType(lr.dir, "checkpoint_requested").size(), 1u);
+  }
+}
+
+TEST(RunCheckpoint, BadFlags) {
+  Host h(20 * kGiB);
+  TempDir d;
+  struct Case {
+    std::vector<std::string> flags;
+    const char* names;
+  } cases[] = {
+      {{"--checkpoint-signal", "KILL"}, "--checkpoint-signal"},
+      {{"--checkpoint-signal", ""}, "--checkpoint-signal"},
+      {{"--checkpoint-signal", "USR1", "--min-available", "8G", "--checkpoint-at", "4G"}, "--checkpoint-at"},
+      {{"--checkpoint-signal", "USR1", "--checkpoint-at", "nan"}, "--checkpoint-at"},
+      {{"--checkpoint-signal", "USR1", "--checkpoint-at", "100%"}, "--checkpoint-at"},
+      {{"--checkpoint-at", "16G"}, "--checkpoint-signal"},
+      {{"--checkpoint-signal", "USR1", "--no-guard"}, "--checkpoint-signal"},
+      {{"--checkpoint-signal", "USR1", "--checkpoint-grace", "-1"}, "--checkpoint-grace"},
+      {{"--checkpoint-signal", "USR1", "--checkpoint-grace", "inf"}, "--checkpoint-grace"},
+  };
+  int n = 0;
+  for (const auto& c : cases) {
+    std::vector<std::string> argv = {"--root", h.root, "run", "--out", d.path() + "/r" + std::to_string(n++)};
+    argv.insert(argv.end(), c.flags.begin(), c.flags.end());
+    argv.insert(argv.end(), {"--", "true"});
+    auto r = testing::RunBinary(argv);
+    EXPECT_EQ(r.rc, 2) << Join(c.flags, " ") << "\n" << r.err;
+    EXPECT_NE(r.err.find(c.names), std::string::npos) << Join(c.flags, " ") << "\n" << r.err;
+  }
+}
+
+}  // namespace
+}  // namespace sparkops
