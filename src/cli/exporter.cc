@@ -11,6 +11,7 @@
 #include "checks/check.h"
 #include "cli/commands.h"
 #include "cli/flags.h"
+#include "exporter/collection_budget.h"
 #include "exporter/metrics_cache.h"
 #include "exporter/server.h"
 
@@ -72,6 +73,13 @@ int CmdExporter(Context& ctx, const std::vector<std::string>& args) {
             "none replaces the oldest idle connection; default 1024");
   AddNumber(*app, "--max-connections-per-client", max_per_client, {1, 65536, false, true, ""},
             "open connections from one address; past it new ones are closed at once; default 512");
+  int64_t budget_ms = 2000, budget_bytes = 16 << 20;  // issue 29 (exporter/collection_budget.h)
+  AddNumber(*app, "--collection-budget-ms", budget_ms, kBudgetMsRange,
+            "milliseconds one collection may spend reading the process table; past it the remaining processes "
+            "are skipped and sparkops_collection_truncated{reason=\"time\"} is 1; default 2000");
+  AddNumber(*app, "--collection-budget-bytes", budget_bytes, kBudgetBytesRange,
+            "bytes one collection may read from the process table (argv kept: 32 KiB per process); past it the "
+            "remaining processes are skipped and sparkops_collection_truncated{reason=\"bytes\"} is 1; default 16 MiB");
   app->add_flag("--once", once, "print one /metrics body to stdout (preflight included) and exit");
   if (auto rc = ParseFlags(*app, args, ctx)) return *rc;
 
@@ -80,6 +88,7 @@ int CmdExporter(Context& ctx, const std::vector<std::string>& args) {
             << ": must be at most --max-connections (" << max_connections << ")\n";
     return kExitUsage;
   }
+  SetCollectionBudget({std::chrono::milliseconds(budget_ms), static_cast<uint64_t>(budget_bytes)});
   limits.max_connections = static_cast<size_t>(max_connections);
   limits.max_per_client = static_cast<size_t>(max_per_client);
 

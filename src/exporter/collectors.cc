@@ -1,4 +1,5 @@
 #include "exporter/collectors.h"
+#include "exporter/collection_budget.h"
 #include "exporter/kernel_collector.h"
 
 #include <chrono>
@@ -35,7 +36,9 @@ std::string WorkloadKindLabel(const Workload& w) {
 }
 
 CollectorStatus CollectWorkloads(const HostView& ctx, const GpuSnapshot& gpu, std::vector<WorkloadInfo>& out) {
-  return Timed("workloads", [&]() -> std::string {
+  ReadBudget budget(CollectionBudget());  // issue 29: the process table read within a total budget
+  CollectorStatus status = Timed("workloads", [&]() -> std::string {
+    ReadBudgetScope within(budget);
     out.clear();
     auto scan = ListWorkloads(ctx, gpu);  // the same classification as `ps` and G6
     if (!scan) return scan.error().message;
@@ -43,6 +46,8 @@ CollectorStatus CollectWorkloads(const HostView& ctx, const GpuSnapshot& gpu, st
       out.push_back({WorkloadKindLabel(w), w.main.pid, VerdictName(w.verdict), w.PoolBytes()});
     return "";
   });
+  status.truncated = budget.reason() ? std::string(BudgetReasonName(*budget.reason())) : "";
+  return status;
 }
 
 CollectorStatus CollectGuards(const HostView& ctx, std::vector<GuardStatus>& out) {

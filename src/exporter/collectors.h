@@ -45,7 +45,8 @@ Collection CollectAll(const HostView& ctx);
 
 /// The `ps` workload classification (kind label, pid, verdict, pool bytes); `gpu` gives NVML's
 /// per-process memory. Kind labels: server names (vllm, sglang, ollama, llamacpp, tgi), `trainer`
-/// for training workloads, else the classifier's name.
+/// for training workloads, else the classifier's name. Reads within CollectionBudget(); its
+/// `truncated` says whether the budget ran out (exporter/collection_budget.h).
 CollectorStatus CollectWorkloads(const HostView& ctx, const GpuSnapshot& gpu, std::vector<WorkloadInfo>& out);
 
 /// The memory guards' ledgers under /run (guard/ledger.h), each with whether its guard still runs.

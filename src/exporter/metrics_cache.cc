@@ -4,6 +4,7 @@
 #include <exception>
 #include <memory>
 
+#include "exporter/collection_budget.h"
 #include "report/prometheus.h"
 
 namespace sparkops {
@@ -95,6 +96,7 @@ void MetricsCache::CollectLoop() {
     c.inputs.preflight = std::move(preflight);
     if (preflight_status) c.inputs.collectors.push_back(*preflight_status);
     std::string body = RenderMetrics(c.inputs);
+    ReturnFreedMemory();  // what a process flood took during the collection goes back (issue 29)
     lock.lock();
     ++collections_;
     last_gpu_ = c.gpu;

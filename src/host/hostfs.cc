@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -176,10 +177,34 @@ bool HostFs::IsDir(std::string_view host_path) const {
   return ::stat(Path(host_path).c_str(), &st) == 0 && S_ISDIR(st.st_mode);
 }
 
-Result<std::vector<std::string>> HostFs::List(std::string_view host_path) const {
+Result<std::string> HostFs::ReadHead(std::string_view host_path, size_t max_bytes, bool* cut) const {
+  const std::string name(host_path);
+  auto fd = OpenNamed(Path(host_path), name, InputKind::kRegular, 0, nullptr, /*blocking=*/false);
+  if (!fd) return std::unexpected(fd.error());
+  std::string data(max_bytes + 1, '\0');  // +1: one byte more tells a longer file
+  size_t got = 0;
+  while (got < data.size()) {
+    ssize_t n = ::read(*fd, data.data() + got, data.size() - got);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      int e = errno;
+      ::close(*fd);
+      return IoError(name + ": read failed: " + std::strerror(e));
+    }
+    if (n == 0) break;
+    got += static_cast<size_t>(n);
+  }
+  ::close(*fd);
+  if (cut) *cut = got > max_bytes;
+  data.resize(std::min(got, max_bytes));
+  data.shrink_to_fit();
+  return data;
+}
+
+Result<std::vector<std::string>> HostFs::List(std::string_view host_path, size_t max_entries) const {
   DIR* d = ::opendir(Path(host_path).c_str());
   if (!d) return NotFound(std::string(host_path) + ": cannot list: " + std::strerror(errno));
-  return ReadDirNames(d);
+  return ReadDirNames(d, max_entries);
 }
 
 std::optional<std::string> HostFs::ReadLink(std::string_view host_path) const {

@@ -24,10 +24,14 @@ class HostFs {
   /// Reads a whole file, at most `max_bytes` (default 16 MiB; more is an Input error naming the
   /// file). /proc files report size 0, so this reads until EOF.
   Result<std::string> Read(std::string_view host_path, size_t max_bytes = 16u << 20) const;
+  /// The first `max_bytes` of a file, the rest left unread (`*cut`, when given, says whether there was
+  /// more). For bounded copies of files whose end does not matter (a budgeted argv, read_budget.h).
+  Result<std::string> ReadHead(std::string_view host_path, size_t max_bytes, bool* cut = nullptr) const;
   bool Exists(std::string_view host_path) const;
   bool IsDir(std::string_view host_path) const;
-  /// Entry names (not "." or ".."), unsorted. NotFound when the directory is missing.
-  Result<std::vector<std::string>> List(std::string_view host_path) const;
+  /// Entry names (not "." or ".."), unsorted, at most `max_entries` (the first in readdir order).
+  /// NotFound when the directory is missing.
+  Result<std::vector<std::string>> List(std::string_view host_path, size_t max_entries = SIZE_MAX) const;
   /// Target of a symbolic link (as stored, not resolved under root).
   std::optional<std::string> ReadLink(std::string_view host_path) const;
 

@@ -16,6 +16,7 @@
 #include "base/strings.h"
 #include "host/dir_names.h"
 #include "host/owned_read.h"
+#include "host/read_budget.h"
 
 namespace sparkops {
 
@@ -122,6 +123,7 @@ Result<Fd> Reopen(int dir, const std::string& last, const std::string& name, int
 
 Result<std::string> ReadForProcess(const HostFs& fs, std::string_view host_path, uint32_t owner_uid, size_t max_bytes) {
   const std::string name(host_path);
+  if (ReadBudgetSpent()) return InputError(name + ": not read, the collection's read budget is spent");
   std::string last;
   auto dir = OpenParent(fs.root(), host_path, &last);
   if (!dir) return std::unexpected(dir.error());
@@ -130,6 +132,8 @@ Result<std::string> ReadForProcess(const HostFs& fs, std::string_view host_path,
   if (!checked) return std::unexpected(checked.error());
   if (static_cast<uint64_t>(st.st_size) > max_bytes)
     return InputError(fmt::format("{}: larger than the {}-byte limit", name, max_bytes));
+  if (!ReserveRead(static_cast<uint64_t>(st.st_size)))  // charged before reading: the size is known
+    return InputError(name + ": not read, larger than what is left of the collection's read budget");
   auto fd = Reopen(dir->get(), last, name, 0, st);
   if (!fd) return std::unexpected(fd.error());
   std::string data(static_cast<size_t>(st.st_size), '\0');

@@ -5,7 +5,9 @@
 /// any component is a symbolic link or ".."; the file must be regular (a FIFO, device or socket is
 /// not even opened), on no pseudo filesystem (/proc, /sys, debugfs, tracefs, cgroup ...), and owned
 /// by the expected uid, root, or whoever runs sparkops (a file of one's own reveals nothing).
-/// Every refusal is an error value saying why; nothing here blocks.
+/// Every refusal is an error value saying why; nothing here blocks. Inside a ReadBudgetScope
+/// (host/read_budget.h) ReadForProcess charges the file's size first and reads nothing once the
+/// budget is spent.
 #include <cstdint>
 #include <optional>
 #include <string>

@@ -5,6 +5,7 @@
 #include "base/strings.h"
 #include "host/owned_read.h"
 #include "host/pidns.h"
+#include "host/read_budget.h"
 
 namespace sparkops {
 
@@ -118,13 +119,32 @@ Result<ProcStat> ParseStat(std::string_view text) {
   return st;
 }
 
+namespace {
+/// A read charged to the thread's read budget (read_budget.h); nullopt when it failed.
+std::optional<std::string> BudgetedRead(const HostFs& fs, const std::string& path, size_t max_bytes) {
+  auto text = fs.Read(path, max_bytes);
+  if (!text) return std::nullopt;
+  ChargeRead(text->size());
+  return std::move(*text);
+}
+
+/// argv: whole (up to kMaxArgBytes) outside a budget, its first kBudgetedArgvBytes inside one.
+std::optional<std::string> ReadCmdline(const HostFs& fs, const std::string& path) {
+  if (!InReadBudgetScope()) return BudgetedRead(fs, path, kMaxArgBytes);
+  auto text = fs.ReadHead(path, kBudgetedArgvBytes);
+  if (!text) return std::nullopt;
+  ChargeRead(text->size());
+  return std::move(*text);
+}
+}  // namespace
+
 Result<ProcessInfo> ReadProcess(const HostFs& fs, uint32_t pid) {
   const std::string dir = "/proc/" + std::to_string(pid);
-  auto status_text = fs.Read(dir + "/status", kMaxStatusBytes);
+  auto status_text = BudgetedRead(fs, dir + "/status", kMaxStatusBytes);
   if (!status_text) return NotFound(dir + ": gone or unreadable");
   auto status = ParseStatus(*status_text);
   if (!status) return NotFound(dir + "/" + status.error().message);
-  auto cmdline = fs.Read(dir + "/cmdline", kMaxArgBytes);
+  auto cmdline = ReadCmdline(fs, dir + "/cmdline");
   if (!cmdline) return NotFound(dir + ": gone or unreadable");
 
   ProcessInfo p;
@@ -135,24 +155,25 @@ Result<ProcessInfo> ReadProcess(const HostFs& fs, uint32_t pid) {
   p.rss_bytes = status->rss_bytes;
   p.argv = ParseCmdline(*cmdline);
   if (fs.is_real_root() && !PidSpace::Real().same()) p.nspid = ParseNsPid(*status_text);
-  if (auto stat_text = fs.Read(dir + "/stat", kMaxStatBytes)) {
+  if (auto stat_text = BudgetedRead(fs, dir + "/stat", kMaxStatBytes)) {
     if (auto st = ParseStat(*stat_text)) {
       p.session = st->session;
       if (!status->ppid) p.ppid = st->ppid;
     }
   }
   if (p.argv.empty()) return p;  // kernel thread: no environment worth reading
-  if (auto environ = fs.Read(dir + "/environ", kMaxArgBytes)) {
+  if (ReadBudgetSpent()) return p;  // the collection's budget ran out: what is read so far
+  if (auto environ = BudgetedRead(fs, dir + "/environ", kMaxArgBytes)) {
     p.env = ParseEnviron(*environ);
     p.env_readable = true;
   }
   if (IsPythonInterpreter(p.argv[0])) {
     // A CUDA context shows as an open /dev/nvidia* (workloads.md §1); probed for interpreters only.
-    if (auto fds = fs.List(dir + "/fd")) {
-      size_t n = 0;
+    if (auto fds = fs.List(dir + "/fd", kMaxFdsProbed)) {
       for (const auto& fd : *fds) {
-        if (++n > kMaxFdsProbed) break;
+        if (ReadBudgetSpent()) break;
         auto target = fs.ReadLink(dir + "/fd/" + fd);
+        ChargeRead(fd.size() + (target ? target->size() : 0));
         if (target && StartsWith(*target, "/dev/nvidia")) {
           p.nvidia_fd = true;
           break;
@@ -171,8 +192,10 @@ Result<std::vector<ProcessInfo>> ReadProcessTable(const HostFs& fs) {
     if (auto pid = ParsePid(n)) pids.push_back(*pid);
   std::sort(pids.begin(), pids.end());
   std::vector<ProcessInfo> out;
-  for (uint32_t pid : pids)
+  for (uint32_t pid : pids) {
+    if (ReadBudgetSpent()) break;  // the rest are skipped; the budget says why
     if (auto p = ReadProcess(fs, pid)) out.push_back(std::move(*p));
+  }
   return out;
 }
 
@@ -187,7 +210,7 @@ std::string ReadScriptHead(const HostFs& fs, const ProcessInfo& p) {
     if (!cwd) return "";
     path = *cwd + "/" + path;
   }
-  if (!p.uid) return "";
+  if (!p.uid || ReadBudgetSpent()) return "";
   // Another user names this file: read it as ReadForProcess allows (no link, no FIFO,
   // no /proc, owned by the process's uid or root), so root's `ps` cannot be made to read for them.
   auto text = ReadForProcess(fs, path, *p.uid, kMaxScript);

@@ -73,6 +73,9 @@ const std::vector<MetricFamily>& MetricFamilies() {
        "Events found since the exporter started by the same rules as sample and run (throttle_start, "
        "pd_degraded, thermal_signature, hot, prochot_on, ...), by type; kernel-log records are in "
        "sparkops_kernel_events_total."},
+      {"sparkops_collection_truncated", "gauge",
+       "1 for the reason (time, bytes) the last collection's read budget ran out (exporter "
+       "--collection-budget-ms, --collection-budget-bytes), its remaining processes left unread; 0 otherwise."},
       {"sparkops_collector_success", "gauge", "1 when the collector's last run succeeded, else 0."},
       {"sparkops_collector_duration_seconds", "gauge", "Wall time of the collector's last run, seconds."},
   };
@@ -239,6 +242,12 @@ std::string RenderMetrics(const ExporterInputs& in) {
     b.Add("sparkops_preflight_last_run_timestamp_seconds", {}, UnixSeconds(in.preflight->finished));
   }
   for (const MetricPoint& m : GuardMetricPoints(in.guards)) b.Add(m.family, m.labels, m.value);
+  std::optional<std::string> truncated;  // issue 29: a state set over the reasons, once a budget was used
+  for (const CollectorStatus& c : in.collectors)
+    if (c.truncated && (!truncated || truncated->empty())) truncated = c.truncated;
+  if (truncated)
+    for (const char* reason : {"time", "bytes"})
+      b.Add("sparkops_collection_truncated", {{"reason", reason}}, *truncated == reason);
   for (const CollectorStatus& c : in.collectors) {
     b.Add("sparkops_collector_success", {{"collector", c.name}}, c.success);
     b.Add("sparkops_collector_duration_seconds", {{"collector", c.name}}, c.duration_s);

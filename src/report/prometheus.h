@@ -33,6 +33,9 @@ struct CollectorStatus {
   bool success = false;
   double duration_s = 0;  ///< wall time of the last run, seconds
   std::string error;      ///< why it failed (logged, not exported)
+  /// A collector that reads within a budget (host/read_budget.h): "" when it sufficed, else why it
+  /// ran out ("time", "bytes"); absent for the others.
+  std::optional<std::string> truncated = std::nullopt;
 };
 
 /// The last completed background preflight run (every check of AllChecks()).

@@ -96,7 +96,7 @@ ExporterInputs FullInputs() {
   pf.results = {{"G1", CheckStatus::kFail, "cudart 12 in a CUDA 13 env", {}, "", false},
                 {"G4", CheckStatus::kPass, "no throttling", {}, "", false}};
   in.preflight = pf;
-  in.collectors = {{"gpu", true, 0.0125, ""}, {"memory", true, 0.0001, ""}, {"workloads", false, 0.5, "boom"}};
+  in.collectors = {{"gpu", true, 0.0125, ""}, {"memory", true, 0.0001, ""}, {"workloads", false, 0.5, "boom", "time"}};
   guard::Ledger g;  // a running `sparkops guard` that stopped one process
   g.pid = 4242, g.mode = "host", g.min_available_bytes = 6442450944, g.max_pressure = 40;
   g.actions[{"terminate", "min_available"}] = 1;
@@ -211,6 +211,20 @@ TEST(Prometheus, DerivedStates) {
   GpuStates ev = DeriveGpuStates(none, {"pd_degraded", "thermal_signature"});
   EXPECT_EQ(ev.pd_degraded, true);
   EXPECT_EQ(ev.thermal_signature, true);
+}
+
+TEST(Prometheus, CollectionTruncatedIsAStateSetOnlyOnceABudgetWasUsed) {
+  ExporterInputs in;
+  in.collectors = {{"gpu", true, 0.1, ""}};
+  EXPECT_EQ(RenderMetrics(in).find("sparkops_collection_truncated"), std::string::npos);  // no budget: absent
+  in.collectors.push_back({"workloads", true, 0.1, "", ""});
+  std::string fit = RenderMetrics(in);
+  EXPECT_NE(fit.find("sparkops_collection_truncated{reason=\"time\"} 0\n"), std::string::npos) << fit;
+  EXPECT_NE(fit.find("sparkops_collection_truncated{reason=\"bytes\"} 0\n"), std::string::npos);
+  in.collectors.back().truncated = "bytes";
+  std::string cut = RenderMetrics(in);
+  EXPECT_NE(cut.find("sparkops_collection_truncated{reason=\"time\"} 0\n"), std::string::npos) << cut;
+  EXPECT_NE(cut.find("sparkops_collection_truncated{reason=\"bytes\"} 1\n"), std::string::npos);
 }
 
 }  // namespace
