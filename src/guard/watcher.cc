@@ -24,6 +24,15 @@ ActionRecord MakeRecord(const Decision& d, const Reading& r, const Config& c) {
   return a;
 }
 
+Decision WithKernelSign(Decision d, KernelWatch* kernel, std::string* line) {
+  if (d.action != Action::kNone) return d;
+  if (line->empty() && kernel) {
+    if (auto sign = kernel->Poll()) *line = sign->line.empty() ? "NVRM: NV_ERR_NO_MEMORY" : sign->line;
+  }
+  if (line->empty()) return d;
+  return {Action::kStop, Reason::kKernelNoMemory};
+}
+
 bool LockMemory() {
 #ifdef MCL_ONFAULT
   // Only without a limit to run into: with MCL_FUTURE under a finite RLIMIT_MEMLOCK, a later
@@ -99,7 +108,8 @@ void JobGuard::Loop() {
     bool near = r->available / 2 < o_.config.floor;
     if (near && !was_near && o_.footprint) last = o_.footprint();  // once per episode, at 2x the floor
     was_near = near;
-    Decision d = Decide(o_.config, *r, state);
+    std::string kernel_line;
+    Decision d = WithKernelSign(Decide(o_.config, *r, state), o_.kernel.get(), &kernel_line);
     if (d.action == Action::kFlush) {
       flush_ = MakeRecord(d, *r, o_.config);
       flush_.flush_ok = WriteDropCaches();
@@ -111,6 +121,7 @@ void JobGuard::Loop() {
       double t_term = MonoSeconds();
       stop_ = MakeRecord(d, *r, o_.config);
       stop_.footprint = last;
+      if (d.reason == Reason::kKernelNoMemory) stop_.kernel_line = std::move(kernel_line);
       stopped_ = true;
       report_(stop_);
       // The grace runs from the SIGTERM (report_ may have taken a while to read the job's footprint).

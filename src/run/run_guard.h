@@ -23,6 +23,8 @@ struct RunGuardOptions {
 
 /// Starts the guard for the job `pid`: it stops the whole of `hold` (the job's cgroup, or every
 /// descendant under the subreaper), or without one the job's process group. Null when `o` is nullopt.
+/// With config.kernel_signals it follows the kernel log from now on (an unreadable log is said once
+/// on `notes`).
 std::unique_ptr<JobGuard> StartRunGuard(const HostView& ctx, RunRecorder& rec, const std::optional<RunGuardOptions>& o,
                                         pid_t pid, const JobHold* hold = nullptr);
 
