@@ -8,6 +8,7 @@
 #include <future>
 
 #include "analysis/crash_evidence.h"
+#include "analysis/driver_memory.h"
 #include "analysis/guard_summary.h"
 #include "host/bootid.h"
 
@@ -31,6 +32,8 @@ std::string ForwardedSignal(const std::vector<RunEvent>& events) {
 
 void CheckEnd(AnalysisResult& r, const HostFs& fs) {
   if (r.in.dir.empty()) return;
+  r.end.cause_evidence = DriverMemoryEndEvidence(r.events);  // issue 33
+  if (!r.end.cause_evidence.empty()) r.end.cause = "driver_memory_error";
   for (const RunEvent& e : r.events) {
     if (e.type != "exit") continue;
     r.end.status = "exit";
@@ -173,6 +176,8 @@ std::string AnalysisResult::Verdict() const {
                                  : fmt::format(" (the largest: ~{:.0f} s lost)", s.s.lost));
   }
   if (end.status == "reboot") v += " The run ended in a reboot or power-off.";
+  if (end.cause == "driver_memory_error")
+    v += " The driver ran out of memory (NVRM NV_ERR_NO_MEMORY): driver_memory_error.";
   return v;
 }
 

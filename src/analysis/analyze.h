@@ -43,6 +43,10 @@ struct RunEnd {
   /// After a reboot: the last NVRM/Xid/OOM-kill/hung-task/lockup lines the crashed boot left (pstore,
   /// the run's kernel_* events), each prefixed with where it was read (analysis/crash_evidence.h).
   std::vector<std::string> kernel_lines;
+  /// issue 33: "driver_memory_error" when the guard stopped the job on an NVRM NV_ERR_NO_MEMORY
+  /// record or such records came near the end ("" otherwise), with the records as evidence.
+  std::string cause;
+  std::vector<std::string> cause_evidence;
 };
 
 struct AnalysisResult {

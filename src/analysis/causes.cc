@@ -25,6 +25,9 @@ const std::vector<CauseInfo>& Causes() {
        "FindHostContention (contention.cc)", "io_pressure_some_pct, host_contention records"},
       {"memory_pressure", 3, 3, "#1971c2", "the unified memory pool ran short (MemAvailable, swap, memory PSI)",
        "Classify (classify.cc)", "mem_available_gib, swap_used_gib, mem_pressure_some_avg10"},
+      {"driver_memory_error", -2, -2, "#5f3dc4",
+       "the NVIDIA driver could not get memory from the pool (NVRM NV_ERR_NO_MEMORY): the host may wedge",
+       "DriverMemoryEvidence (driver_memory.cc)", "events.jsonl kernel_nvrm_no_memory records and guard stops"},
       {"unknown", INT_MAX, INT_MAX, "#5c677d", "none of the above; each cause says why it was ruled out", "Classify",
        "—"},
   };

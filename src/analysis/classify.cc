@@ -1,6 +1,7 @@
 #include "analysis/classify.h"
 #include "analysis/causes.h"
 #include "analysis/contention.h"
+#include "analysis/driver_memory.h"
 #include "analysis/power_causes.h"
 #include "base/json_text.h"
 
@@ -227,6 +228,13 @@ Classification Classify(const ThermalSeries* thermal, const std::vector<RunEvent
   else
     ruled.push_back(events.empty() ? "contention: no process events recorded (events.jsonl absent)"
                                    : "contention: no new uncapped or near-capacity process around this span");
+
+  // issue 33: the driver could not allocate (analysis/driver_memory.h)
+  if (auto ev = DriverMemoryEvidence(events, t0, t1, lookback); !ev.empty())
+    found.push_back({"driver_memory_error", CausePriority("driver_memory_error"), ev});
+  else
+    ruled.push_back(events.empty() ? "driver_memory_error: no kernel-log records (events.jsonl absent)"
+                                   : "driver_memory_error: no NVRM NV_ERR_NO_MEMORY record around this span");
 
   // host CPU / I/O contention (issue #24, analysis/contention.cc)
   for (auto& f : FindHostContention(before, span, events, t0, t1, &ruled))

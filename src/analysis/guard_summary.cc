@@ -30,7 +30,9 @@ std::optional<std::string> DescribeGuard(const std::vector<RunEvent>& events) {
   if (stop) {
     std::string why;
     auto avail = GiB(*stop, "mem_available_bytes"), floor = GiB(*stop, "min_available_bytes");
-    if (stop->Str("reason") == "pressure") {
+    if (stop->Str("reason") == "kernel_nvrm_no_memory") {  // issue 33
+      why = "the driver logged NVRM NV_ERR_NO_MEMORY (" + stop->Str("kernel_line").substr(0, 200) + ")";
+    } else if (stop->Str("reason") == "pressure") {
       auto psi = stop->record.find("psi_full_avg10");
       why = psi != stop->record.end() && psi->is_number()
                 ? fmt::format("memory pressure (PSI full avg10 {:.1f}%) lasted the whole window", psi->get<double>())

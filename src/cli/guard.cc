@@ -1,8 +1,9 @@
 // sparkops guard [--min-available SIZE] [--max-pressure PCT] [--pressure-window S] [--flush-cache]
 //                [--grace S] [--prefer RE] [--only RE] [--avoid RE] [--avoid-user U] [--avoid-unit UNIT]
-//                [--dry-run]
+//                [--kernel-signals on|off] [--dry-run]
 // The memory guard for jobs not started by `run`: watches the whole host and stops the largest
-// process (resident + GPU memory) when MemAvailable falls below the floor or PSI stays high.
+// process (resident + GPU memory) when MemAvailable falls below the floor or PSI stays high, or
+// when the driver logs NVRM NV_ERR_NO_MEMORY (issue 33; guard/kernel_watch.h).
 #include <pwd.h>
 #include <signal.h>
 #include <time.h>
@@ -103,7 +104,8 @@ int CmdGuard(Context& ctx, const std::vector<std::string>& args) {
   auto app = NewApp("guard",
                     "Watch the whole host's memory and stop the largest process (resident + GPU memory) "
                     "before the unified pool runs out. JSON lines on stdout.\n"
-                    "Usage: sparkops guard [--min-available SIZE] [--prefer RE] [--avoid RE] [--dry-run]");
+                    "Usage: sparkops guard [--min-available SIZE] [--prefer RE] [--avoid RE] [--kernel-signals on|off] "
+                    "[--dry-run]");
   GuardFlags flags;
   flags.Add(*app, false);
   double grace = 10;
@@ -179,6 +181,14 @@ int CmdGuard(Context& ctx, const std::vector<std::string>& args) {
   if (auto e = ledger.error())
     ctx.err << "sparkops guard: no ledger, so the exporter will not count this guard's actions: " << *e << "\n";
 
+  std::optional<guard::KernelWatch> kernel;  // issue 33: followed from now on
+  if (config->kernel_signals) {
+    std::string note;
+    kernel = guard::KernelWatch::Start(ctx.fs, &note);
+    if (!note.empty())
+      ctx.err << "sparkops guard: " << note << "; NVRM NV_ERR_NO_MEMORY records will not stop anything\n";
+  }
+
   auto start = Head("guard_start");
   const auto settings = GuardConfigJson(*config);
   for (auto& [k, v] : settings.items()) start[k] = v;
@@ -187,21 +197,25 @@ int CmdGuard(Context& ctx, const std::vector<std::string>& args) {
   start["mlockall"] = locked;
   start["oom_score_adj_lowered"] = adjusted;
   if (!ledger.path().empty() && !ledger.error()) start["ledger"] = ledger.path();
+  if (config->kernel_signals) start["kernel_log_followed"] = kernel.has_value();
   Emit(ctx, start);
 
   guard::State state;
+  std::string kernel_line;  // a no-memory record not yet acted on (kept while the victim is chosen again)
   while (!g_quit) {
     std::optional<guard::Reading> r = reader.Read(guard::MonoSeconds());
     if (!r) {
       if (!Nap(guard::kSlowPollS)) break;
       continue;
     }
-    guard::Decision d = guard::Decide(*config, *r, state);
+    guard::Decision d =
+        guard::WithKernelSign(guard::Decide(*config, *r, state), kernel ? &*kernel : nullptr, &kernel_line);
     if (d.action == guard::Action::kNone) {
       if (!Nap(guard::PollInterval(*config, *r))) break;
       continue;
     }
     guard::ActionRecord a = guard::MakeRecord(d, *r, *config);
+    if (d.reason == guard::Reason::kKernelNoMemory) a.kernel_line = kernel_line;
     if (d.action == guard::Action::kFlush) {
       a.flush_ok = !dry_run && guard::WriteDropCachesAt(drop_caches.c_str());
       if (!dry_run) ledger.Count("flush", guard::ToString(d.reason));
@@ -226,6 +240,7 @@ int CmdGuard(Context& ctx, const std::vector<std::string>& args) {
       j["why"] = "no process may be chosen (--only/--avoid, PID 1, itself, kernel threads, oom_score_adj -1000)";
       Emit(ctx, j);
       state = {};
+      kernel_line.clear();
       if (!Nap(grace > 1 ? grace : 1)) break;
       continue;
     }
@@ -296,6 +311,10 @@ int CmdGuard(Context& ctx, const std::vector<std::string>& args) {
     }
     state = {};
     if (dry_run && !Nap(grace > 1 ? grace : 1)) break;  // one line per grace period, not per poll
+    kernel_line.clear();
+    // The driver logs a burst of no-memory records for one failure: those that came while the guard
+    // stopped this process belong to the episode it acted on, not to a new one.
+    if (d.reason == guard::Reason::kKernelNoMemory && kernel) (void)kernel->Poll();
   }
   ::sigaction(SIGINT, &old_int, nullptr);
   ::sigaction(SIGTERM, &old_term, nullptr);

@@ -16,6 +16,12 @@ void GuardFlags::Add(CLI::App& app, bool with_off) {
             "seconds the pressure must last (default 10)");
   app.add_flag("--flush-cache", flush_cache,
                "memory guard: drop the page cache first when that lifts MemAvailable above the floor (root)");
+  app.add_option("--kernel-signals", kernel_signals,
+                 "memory guard: an NVRM NV_ERR_NO_MEMORY kernel record stops the job as the floor does, on|off "
+                 "(default on; reading /dev/kmsg needs root or kernel.dmesg_restrict=0)")
+      ->check(CLI::Validator(
+          [](std::string& v) { return v == "on" || v == "off" ? std::string() : "expected on|off, got '" + v + "'"; },
+          "on|off", "OnOff"));
   if (with_off) app.add_flag("--no-guard", no_guard, "turn the memory guard off");
 }
 
@@ -32,6 +38,7 @@ Result<guard::Config> GuardFlags::Resolve(const Context& ctx, std::ostream& warn
   c.floor = guard::ResolveFloor(spec, *mem->total);
   c.max_pressure = max_pressure;
   c.pressure_window_s = pressure_window_s;
+  c.kernel_signals = kernel_signals != "off";
   // Under --root the drop_caches file is a fixture's: writing it harms nothing.
   c.may_flush = flush_cache && (IsRoot() || !ctx.fs.is_real_root());
   if (flush_cache && !c.may_flush)
@@ -46,6 +53,7 @@ nlohmann::ordered_json GuardConfigJson(const guard::Config& c) {
   if (c.max_pressure) j["max_pressure"] = *c.max_pressure;
   j["pressure_window_s"] = c.pressure_window_s;
   j["flush_cache"] = c.may_flush;
+  j["kernel_signals"] = c.kernel_signals;
   return j;
 }
 

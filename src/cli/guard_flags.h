@@ -1,6 +1,6 @@
 #pragma once
 /// The memory-guard flags `sparkops run` (and `sparkops guard`) share: --min-available,
-/// --max-pressure, --pressure-window, --flush-cache, --no-guard; resolved against the host's
+/// --max-pressure, --pressure-window, --flush-cache, --kernel-signals, --no-guard; resolved against the host's
 /// MemTotal into a guard::Config.
 #include <CLI/CLI.hpp>
 #include <optional>
@@ -23,6 +23,7 @@ struct GuardFlags {
   double max_pressure = guard::kDefaultMaxPressure;
   double pressure_window_s = guard::kDefaultPressureWindow;
   bool flush_cache = false;
+  std::string kernel_signals = "on";  ///< --kernel-signals on|off (issue 33)
   bool no_guard = false;
 
   /// Adds the flags to `app` (`with_off`: also --no-guard).

@@ -251,6 +251,13 @@ int CmdRun(Context& ctx, const std::vector<std::string>& args) {
       if (s.number == ladder.next) ctx.err << fmt::format("  {}. {}\n     {}\n", s.number, s.title, s.detail);
     ctx.err << "  (all steps: sparkops analyze " << out_dir << ")\n";
   }
+  if (res->guard_stop && res->guard_stop->reason == guard::Reason::kKernelNoMemory) {  // issue 33
+    ctx.err << fmt::format(
+        "sparkops run: the memory guard stopped the job (the driver logged NVRM NV_ERR_NO_MEMORY: the host may wedge "
+        "next): {}; exit {}\n",
+        res->guard_stop->kernel_line, kExitMemoryGuard);
+    return kExitMemoryGuard;
+  }
   if (res->guard_stop) {
     const auto& g = *res->guard_stop;
     ctx.err << fmt::format(

@@ -80,6 +80,7 @@ const char* ToString(Reason r) {
   switch (r) {
     case Reason::kFloor: return "min_available";
     case Reason::kPressure: return "pressure";
+    case Reason::kKernelNoMemory: return "kernel_nvrm_no_memory";
     case Reason::kNone: break;
   }
   return "none";

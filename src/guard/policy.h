@@ -35,6 +35,7 @@ struct Config {
   std::optional<double> max_pressure = kDefaultMaxPressure;  ///< percent; nullopt: PSI not used
   double pressure_window_s = kDefaultPressureWindow;
   bool may_flush = false;                      ///< root and --flush-cache
+  bool kernel_signals = true;                  ///< --kernel-signals: stop on NVRM NV_ERR_NO_MEMORY records
 };
 
 /// One poll's readings. Absent fields were not readable (no PSI on this kernel ...).
@@ -46,7 +47,8 @@ struct Reading {
 };
 
 enum class Action { kNone, kFlush, kStop };
-enum class Reason { kNone, kFloor, kPressure };
+/// kKernelNoMemory: an NVRM NV_ERR_NO_MEMORY kernel record while the job ran (guard/kernel_watch.h).
+enum class Reason { kNone, kFloor, kPressure, kKernelNoMemory };
 
 struct Decision {
   Action action = Action::kNone;

@@ -26,6 +26,15 @@ ActionRecord MakeRecord(const Decision& d, const Reading& r, const Config& c) {
   return a;
 }
 
+Decision WithKernelSign(Decision d, KernelWatch* kernel, std::string* line) {
+  if (d.action != Action::kNone) return d;
+  if (line->empty() && kernel) {
+    if (auto sign = kernel->Poll()) *line = sign->line.empty() ? "NVRM: NV_ERR_NO_MEMORY" : sign->line;
+  }
+  if (line->empty()) return d;
+  return {Action::kStop, Reason::kKernelNoMemory};
+}
+
 bool LockMemory() {
 #ifdef MCL_ONFAULT
   // Only without a limit to run into: with MCL_FUTURE under a finite RLIMIT_MEMLOCK, a later
@@ -111,8 +120,10 @@ void JobGuard::Loop() {
       else ckpt_retry = MonoSeconds() + kCheckpointRetryS;
     }
     if (ckpt_asked && !ckpt_saved && o_.checkpoint_saved) ckpt_saved = o_.checkpoint_saved();
-    Decision d = Decide(o_.config, *r, state);
-    if (d.action == Action::kStop && ckpt_asked && !ckpt_saved &&
+    std::string kernel_line;
+    Decision d = WithKernelSign(Decide(o_.config, *r, state), o_.kernel.get(), &kernel_line);
+    // A driver no-memory record is not waited on: the host may wedge within minutes.
+    if (d.action == Action::kStop && d.reason != Reason::kKernelNoMemory && ckpt_asked && !ckpt_saved &&
         HoldStopForCheckpoint(MonoSeconds() - *ckpt_asked, o_.checkpoint_grace_s, r->available, o_.config.floor)) {
       if (!Sleep(kFastPollS)) return;  // the job is saving: stop once it says so, or at the grace
       continue;
@@ -128,6 +139,7 @@ void JobGuard::Loop() {
       double t_term = MonoSeconds();
       stop_ = MakeRecord(d, *r, o_.config);
       stop_.footprint = last;
+      if (d.reason == Reason::kKernelNoMemory) stop_.kernel_line = std::move(kernel_line);
       stopped_ = true;
       report_(stop_);
       // The grace runs from the SIGTERM (report_ may have taken a while to read the job's footprint).

@@ -9,6 +9,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -16,6 +17,7 @@
 
 #include "base/timefmt.h"
 #include "guard/fastread.h"
+#include "guard/kernel_watch.h"
 #include "guard/policy.h"
 
 namespace sparkops::guard {
@@ -40,6 +42,8 @@ struct ActionRecord {
   /// The job's footprint as last read before the action: once per episode, when MemAvailable first
   /// falls under twice the floor (still room to allocate then), never on the poll path itself.
   Footprint footprint;
+  /// kKernelNoMemory: the kernel record that decided it (its text, as logged).
+  std::string kernel_line;
 };
 
 /// The record of decision `d` on reading `r` under config `c`, stamped now.
@@ -66,6 +70,9 @@ struct JobGuardOptions {
   double checkpoint_grace_s = 120;
   std::function<bool(const Reading&)> request_checkpoint;
   std::function<bool()> checkpoint_saved;
+  /// The kernel log, followed from the guard's start (null: --kernel-signals off, or not readable):
+  /// an NVRM NV_ERR_NO_MEMORY record stops the job as crossing the floor does.
+  std::shared_ptr<KernelWatch> kernel;
 };
 
 class JobGuard {
@@ -105,6 +112,12 @@ class JobGuard {
   bool locked_ = false, oom_adjusted_ = false;
   std::thread thread_;
 };
+
+/// The decision with the kernel's word added: when the readings call for nothing, a no-memory record
+/// stops the job: one still pending in `*line` (not yet acted on: the caller clears it once it has),
+/// else one read from `kernel` (may be null) since its last poll, whose text goes to `*line`. The log
+/// is read only then, off the path where memory is short.
+Decision WithKernelSign(Decision d, KernelWatch* kernel, std::string* line);
 
 /// Monotonic clock, seconds (Reading::t_s).
 double MonoSeconds();

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "analysis/causes.h"
 #include "base/strings.h"
 #include "base/timefmt.h"
 #include "report/energy.h"
@@ -84,6 +85,10 @@ std::string RenderAnalysisText(const AnalysisResult& r) {
       o += "         last kernel lines before it (NVRM, Xid, OOM kill, lockup):\n";
       for (auto& l : r.end.kernel_lines) o += "           " + l + "\n";
     }
+    if (!r.end.cause.empty()) {  // issue 33
+      o += "cause    " + r.end.cause + " — " + std::string(CauseFor(r.end.cause).help) + "\n";
+      for (auto& l : r.end.cause_evidence) o += "           " + l + "\n";
+    }
   }
   return o;
 }
@@ -130,6 +135,7 @@ nlohmann::json RenderAnalysisJson(const AnalysisResult& r) {
     for (auto& x : r.end.last_samples) end["last_samples"].push_back(SampleLine(x));
   }
   if (!r.end.kernel_lines.empty()) end["kernel_lines"] = r.end.kernel_lines;  // issue 33
+  if (!r.end.cause.empty()) end["cause"] = r.end.cause, end["evidence"] = r.end.cause_evidence;
   j["end"] = r.in.dir.empty() ? json() : end;
   j["energy"] = EnergyJson(r);  // issue 37
   return j;

@@ -15,7 +15,8 @@ const std::vector<MetricFamily>& GuardMetricFamilies() {
   static const std::vector<MetricFamily> f = {
       {kActions, "counter",
        "Memory guard actions since boot (flush, terminate, kill; would_terminate in a dry run), by guard mode "
-       "(host: sparkops guard, run: the guard of sparkops run) and reason (min_available, pressure)."},
+       "(host: sparkops guard, run: the guard of sparkops run) and reason (min_available, pressure, "
+       "kernel_nvrm_no_memory)."},
       {"sparkops_memory_guard_min_available_bytes", "gauge",
        "A running memory guard's floor on MemAvailable, bytes (labels mode, pid)."},
       {"sparkops_memory_guard_max_pressure_ratio", "gauge",
@@ -30,6 +31,8 @@ std::vector<MetricPoint> GuardMetricPoints(const std::vector<GuardStatus>& guard
     for (const char* action : {"flush", "terminate", "kill"})
       for (const char* reason : {"min_available", "pressure"})
         counts.emplace(std::tuple(g.ledger.mode, action, reason), 0);
+    for (const char* action : {"terminate", "kill"})  // issue 33: a driver no-memory record (never a flush)
+      counts.emplace(std::tuple(g.ledger.mode, action, "kernel_nvrm_no_memory"), 0);
     for (const auto& [k, n] : g.ledger.actions) counts[{g.ledger.mode, k.first, k.second}] += static_cast<double>(n);
   }
   std::vector<MetricPoint> out;

@@ -97,6 +97,12 @@ std::unique_ptr<JobGuard> StartRunGuard(const HostView& ctx, RunRecorder& rec, c
   };
   jo.footprint = footprint;
   if (o->checkpoint) AddCheckpoint(jo, rec, *o->checkpoint, o->config.floor, pid, hold);
+  if (o->config.kernel_signals) {  // issue 33: from now on, an NVRM no-memory record stops the job
+    std::string note;
+    if (auto k = KernelWatch::Start(ctx.fs, &note)) jo.kernel = std::make_shared<KernelWatch>(std::move(*k));
+    else if (!note.empty() && o->notes)
+      *o->notes << "sparkops run: memory guard: " << note << "; NVRM NV_ERR_NO_MEMORY records will not stop the job\n";
+  }
   Ledger initial;
   initial.mode = "run", initial.min_available_bytes = o->config.floor, initial.max_pressure = o->config.max_pressure;
   auto ledger =

@@ -27,6 +27,8 @@ struct RunGuardOptions {
 /// descendant under the subreaper), or without one the job's process group. Null when `o` is nullopt.
 /// With `o->checkpoint`, the checkpoint request signals each process of the job that catches the
 /// signal (events `checkpoint_requested`, `checkpoint_saved`).
+/// With config.kernel_signals it follows the kernel log from now on (an unreadable log is said once
+/// on `notes`).
 std::unique_ptr<JobGuard> StartRunGuard(const HostView& ctx, RunRecorder& rec, const std::optional<RunGuardOptions>& o,
                                         pid_t pid, const JobHold* hold = nullptr);
 

@@ -11,7 +11,9 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <iostream>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <thread>
 
 #include "base/strings.h"
@@ -279,6 +281,95 @@ TEST(GuardCmd, NothingHappensAboveTheFloorAndBadFlagsAreUsageErrors) {
   EXPECT_EQ(lines[0]["type"], "guard_start");
   EXPECT_EQ(testing::RunBinary({"--root", d.path() + "/root", "guard", "--avoid", "("}).rc, 2);
   EXPECT_EQ(testing::RunBinary({"--root", d.path() + "/root", "guard", "--min-available", "0"}).rc, 2);
+}
+
+// issue 33: a driver no-memory record logged while the guard runs counts as crossing the floor:
+// the largest allowed process is stopped, with the record as the reason's evidence. Records from
+// before the start, and any record with --kernel-signals off, stop nothing.
+constexpr const char* kOldNoMem =
+    "4,1480,1832115022,-;NVRM: nvCheckOkFailedNoLog: Check failed: Out of memory [NV_ERR_NO_MEMORY] (0x00000051) "
+    "returned from _memdescAllocInternal(pMemDesc) @ mem_desc.c:1359\n";
+constexpr const char* kNewNoMem = "4,1600,1900000000,-;NVRM: nvAssertFailedNoLog: Assertion failed: NV_ERR_NO_MEMORY\n";
+
+std::string RoomyRoot(const testing::TempDir& d) {
+  d.Write("root/proc/meminfo", "MemTotal: 33554432 kB\nMemAvailable: 20971520 kB\n");  // 20 of 32 GiB free
+  d.Write("root/dev/kmsg", kOldNoMem);
+  return d.path() + "/root";
+}
+
+bool Contains(const std::string& path, const std::string& part) {
+  std::error_code ec;
+  const auto size = std::filesystem::file_size(path, ec);
+  return !ec && size > 0 && testing::ReadFileOrDie(path).find(part) != std::string::npos;
+}
+
+TEST(GuardCmd, DriverNoMemoryRecordStopsTheLargestAllowedProcess) {
+  testing::TempDir d;
+  const std::string name = "guardtest-kmsg-" + std::to_string(::getpid());
+  Kid kid("exec -a " + name + " sleep 600");
+  ASSERT_TRUE(WaitForName(kid, name));
+  const std::string root = RoomyRoot(d), out = d.path() + "/guard.out";
+  std::optional<std::chrono::steady_clock::time_point> started, appended, stopped;
+  int rc = -1;
+  auto lines = RunGuard(
+      d, {"--root", root, "guard", "--only", name, "--grace", "1"},
+      [&] {
+        const auto now = std::chrono::steady_clock::now();
+        if (!started && Contains(out, "guard_start")) started = now;  // the log is followed from here
+        if (started && !appended && now - *started > 1500ms) {         // a second poll or more: nothing yet
+          EXPECT_TRUE(guard::ProcessAlive(kid.c.pid)) << "a record from before the start stopped it";
+          std::ofstream(root + "/dev/kmsg", std::ios::app) << kNewNoMem;
+          appended = now;
+        }
+        if (appended && !stopped && !guard::ProcessAlive(kid.c.pid)) stopped = now;
+        return stopped.has_value();
+      },
+      &rc);
+  EXPECT_EQ(rc, 0);
+  ASSERT_TRUE(appended && stopped) << "not stopped within the test's 20 s";
+  const auto took = std::chrono::duration_cast<std::chrono::milliseconds>(*stopped - *appended);
+  EXPECT_LT(took, 10s);
+  std::cout << "[ measure ] guard: record appended -> process gone " << took.count() << " ms\n";
+  ASSERT_GE(lines.size(), 2u);
+  EXPECT_EQ(lines[0]["type"], "guard_start");
+  EXPECT_EQ(lines[0]["kernel_signals"], true);
+  EXPECT_EQ(lines[0]["kernel_log_followed"], true);
+  EXPECT_EQ(lines[1]["type"], "memory_guard");
+  EXPECT_EQ(lines[1]["action"], "terminate");
+  EXPECT_EQ(lines[1]["reason"], "kernel_nvrm_no_memory");
+  EXPECT_EQ(lines[1]["kernel_line"], "NVRM: nvAssertFailedNoLog: Assertion failed: NV_ERR_NO_MEMORY");
+  EXPECT_EQ(lines[1]["pid"], kid.c.pid);
+  EXPECT_EQ(lines[1]["via"], "pidfd");
+  for (size_t i = 2; i < lines.size(); ++i) EXPECT_NE(lines[i]["type"], "memory_guard") << "one record, one stop";
+}
+
+TEST(GuardCmd, KernelSignalsOffStopsNothingAndBadValuesAreUsageErrors) {
+  testing::TempDir d;
+  const std::string name = "guardtest-kmsg-off-" + std::to_string(::getpid());
+  Kid kid("exec -a " + name + " sleep 600");
+  ASSERT_TRUE(WaitForName(kid, name));
+  const std::string root = RoomyRoot(d), out = d.path() + "/guard.out";
+  std::optional<std::chrono::steady_clock::time_point> appended;
+  int rc = -1;
+  auto lines = RunGuard(
+      d, {"--root", root, "guard", "--only", name, "--kernel-signals", "off"},
+      [&] {
+        if (!appended && Contains(out, "guard_start")) {
+          std::ofstream(root + "/dev/kmsg", std::ios::app) << kNewNoMem;
+          appended = std::chrono::steady_clock::now();
+        }
+        return appended && std::chrono::steady_clock::now() - *appended > 2500ms;
+      },
+      &rc);
+  EXPECT_EQ(rc, 0);
+  EXPECT_TRUE(guard::ProcessAlive(kid.c.pid));
+  ASSERT_EQ(lines.size(), 1u) << lines.back().dump();
+  EXPECT_EQ(lines[0]["kernel_signals"], false);
+  for (const char* bad : {"maybe", "1"}) {
+    auto r = testing::RunBinary({"--root", root, "guard", "--kernel-signals", bad});
+    EXPECT_EQ(r.rc, 2) << bad;
+    EXPECT_NE(r.err.find("--kernel-signals"), std::string::npos) << r.err;
+  }
 }
 
 }  // namespace
