@@ -21,9 +21,7 @@ Result<void> ValidateNotifyOptions(const NotifyOptions& o) {
 
 std::unique_ptr<Notifier> Notifier::Start(const NotifyOptions& o, NoticeContext ctx, FailureFn on_failure) {
   if (o.urls.empty() && o.cmds.empty()) return nullptr;
-  std::unique_ptr<Notifier> n(new Notifier(o, std::move(ctx), std::move(on_failure)));
-  n->thread_ = std::thread([p = n.get()] { p->Loop(); });
-  return n;
+  return std::unique_ptr<Notifier>(new Notifier(o, std::move(ctx), std::move(on_failure)));
 }
 
 Notifier::Notifier(const NotifyOptions& o, NoticeContext ctx, FailureFn f)
@@ -39,11 +37,13 @@ Notifier::Notifier(const NotifyOptions& o, NoticeContext ctx, FailureFn f)
 
 void Notifier::Offer(const nlohmann::ordered_json& record) {
   std::lock_guard lock(mu_);
-  if (closing_ && joined_) return;
+  if (joined_) return;
   auto n = filter_.Select(record, std::chrono::steady_clock::now());
   if (!n) return;
   if (queue_.size() >= opts_.queue) queue_.pop_front(), ++dropped_;
   queue_.push_back(std::move(*n));
+  // Started with the first notice, never before: run forks its sentinel while it has one thread.
+  if (!thread_.joinable()) thread_ = std::thread([this] { Loop(); });
   cv_.notify_all();
 }
 
@@ -102,14 +102,12 @@ void Notifier::Close() {
   closing_ = true;
   cv_.notify_all();
   cv_.wait_for(lock, opts_.drain, [&] { return queue_.empty() && !busy_; });
-  abandoned_ = true;
+  abandoned_ = joined_ = true;  // from now on Offer tells nothing
   ::eventfd_write(stop_fd_, 1);  // what is still going is abandoned
+  std::thread t = std::move(thread_);
   lock.unlock();
-  if (thread_.joinable()) thread_.join();
-  lock.lock();
-  joined_ = true;
+  if (t.joinable()) t.join();
   ::close(stop_fd_);
-  stop_fd_ = -1;
 }
 
 }  // namespace sparkops

@@ -37,13 +37,14 @@ class Notifier {
  public:
   /// The fields of a `notify_failed` event: event, target, why, tries (or dropped for the queue).
   using FailureFn = std::function<void(const nlohmann::ordered_json&)>;
-  /// Starts the delivery thread; null when there is no target. `o` must be valid.
+  /// Null when there is no target. `o` must be valid. The delivery thread starts with the first
+  /// notice offered (`run` forks its sentinel while single-threaded, after the notifier is made).
   static std::unique_ptr<Notifier> Start(const NotifyOptions& o, NoticeContext ctx, FailureFn on_failure);
   ~Notifier() { Close(); }
   /// Thread-safe and non-blocking: queues `record`'s notice if it is one to tell.
   void Offer(const nlohmann::ordered_json& record);
   /// Lets queued deliveries go on for at most the drain time, then abandons the rest (each one a
-  /// failure) and joins the thread. Idempotent.
+  /// failure) and joins the thread. Idempotent; Offer tells nothing after it.
   void Close();
 
  private:
