@@ -1,6 +1,10 @@
 // notify/: the URL parser, the status line, the request, the notice's line and JSON, the filter
 // (which records are told, at most one per rate-limited type per 10 minutes), and the queue.
+#include <arpa/inet.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <nlohmann/json.hpp>
@@ -169,6 +173,29 @@ TEST(NotifyQueue, ABusyDeliveryDropsTheOldestAndSaysSo) {
   }
   EXPECT_GE(dropped, 15u) << "20 offered, at most 1 taken at once, 4 kept";
   EXPECT_EQ(dropped + abandoned, 20u) << "every notice is delivered, dropped or abandoned, and said so";
+}
+
+TEST(NotifyQueue, ARefusedUrlIsTriedThreeTimesThenReported) {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);  // a port nobody listens on: bound, then closed
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof a;
+  ASSERT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
+  ::close(fd);
+  NotifyOptions o;
+  o.urls = {"http://127.0.0.1:" + std::to_string(ntohs(a.sin_port)) + "/secret"};
+  o.backoff = {10ms, 20ms};
+  std::vector<ordered_json> failures;
+  auto n = Notifier::Start(o, kCtx, [&](const ordered_json& f) { failures.push_back(f); });
+  n->Offer(Rec(R"({"type":"exit","code":0})"));
+  n->Close();
+  ASSERT_EQ(failures.size(), 1u);
+  EXPECT_EQ(failures[0]["event"], "exit");
+  EXPECT_EQ(failures[0]["tries"], 3);
+  EXPECT_EQ(failures[0]["target"], "http://127.0.0.1:" + std::to_string(ntohs(a.sin_port)));
+  EXPECT_NE(failures[0]["why"].get<std::string>().find("connect"), std::string::npos) << failures[0].dump();
 }
 
 }  // namespace
