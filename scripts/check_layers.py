@@ -19,7 +19,7 @@ import tempfile
 TIERS = [
     ["base"],
     ["host"],
-    ["guard", "workloads", "telemetry", "analysis", "memory", "checks"],
+    ["guard", "workloads", "telemetry", "analysis", "memory", "checks", "notify"],
     ["report", "run", "exporter"],
     ["cli"],
     ["main.cc"],  # src/main.cc, the program

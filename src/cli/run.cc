@@ -1,4 +1,4 @@
-// sparkops run [--out DIR] [--interval S] [--grace S] -- CMD ARGS...
+// sparkops run [--out DIR] [--interval S] [--grace S] [--notify URL] [--notify-cmd CMD] -- CMD ARGS...
 #include <fmt/format.h>
 #include <unistd.h>
 
@@ -19,6 +19,7 @@
 #include "cli/run_memory.h"
 #include "host/bootid.h"
 #include "memory/ladder.h"
+#include "notify/notifier.h"
 #include "report/analysis.h"
 #include "report/html.h"
 #include "run/peak_recorder.h"
@@ -73,7 +74,7 @@ int CmdRun(Context& ctx, const std::vector<std::string>& args) {
   auto app = NewApp("run",
                     "Supervise a training command: its output with arrival times (train.log), a "
                     "thermal CSV, events, and on exit summary.json and report.html.\n"
-                    "Usage: sparkops run [--out DIR] [--interval S] -- CMD ARGS...");
+                    "Usage: sparkops run [--out DIR] [--interval S] [--notify URL] [--notify-cmd CMD] -- CMD ARGS...");
   std::string out_dir;
   double interval = 30, grace = 10;
   std::vector<std::string> command;
@@ -89,6 +90,15 @@ int CmdRun(Context& ctx, const std::vector<std::string>& args) {
   app->add_option("--plan-from", plan_from,
                   "a training config (as plan --from): its plan is recorded as --plan-args' is (combines with them)")
       ->check(NonEmpty());
+  NotifyOptions notify;
+  app->add_option("--notify", notify.urls,
+                  "POST one JSON object per event to this http:// URL (repeatable; HTTPS: --notify-cmd with curl)")
+      ->check(NonEmpty())
+      ->allow_extra_args(false);  // one value per --notify: the job's argv follows
+  app->add_option("--notify-cmd", notify.cmds,
+                  "run this /bin/sh command per event, the event's JSON on stdin (repeatable; docs/notify.md)")
+      ->check(NonEmpty())
+      ->allow_extra_args(false);
   GuardFlags guard_flags;
   guard_flags.Add(*app, true);
   CheckpointFlags checkpoint_flags;
@@ -99,6 +109,10 @@ int CmdRun(Context& ctx, const std::vector<std::string>& args) {
   if (!command.empty() && command.front() == "--") command.erase(command.begin());
   if (command.empty()) {
     ctx.err << "sparkops run: no command given after --\n";
+    return kExitUsage;
+  }
+  if (auto v = ValidateNotifyOptions(notify); !v) {
+    ctx.err << "sparkops run: " << v.error().message << "\n";
     return kExitUsage;
   }
   auto plan = [&ctx](const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
@@ -148,6 +162,12 @@ int CmdRun(Context& ctx, const std::vector<std::string>& args) {
     ctx.err << "sparkops run: " << rec.error().message << "\n";
     return kExitUsage;
   }
+  // Declared after the recorder, so it is closed (its deliveries drained, bounded) before that goes.
+  auto notifier = Notifier::Start(notify, {ReadHostname(ctx), out_dir, Join(command, " ")},
+                                  [&rec](const nlohmann::ordered_json& f) {
+                                    (void)rec->Event(std::chrono::system_clock::now(), "notify_failed", f);
+                                  });
+  if (notifier) rec->Observe([n = notifier.get()](const nlohmann::ordered_json& j) { n->Offer(j); });
   if (!plan_json.empty() && !rec->WriteFile("plan.json", plan_json))
     ctx.err << "sparkops run: warning: cannot write plan.json in " << out_dir << "\n";
   auto boot = ReadBootId(ctx.fs);

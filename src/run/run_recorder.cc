@@ -105,7 +105,9 @@ Result<void> RunRecorder::Event(SysTime t, const std::string& type, const nlohma
 
 Result<void> RunRecorder::EventJson(const nlohmann::ordered_json& j) {
   std::lock_guard lock(*mu_);
-  return events_->Append(JsonText(j, -1) + "\n");
+  auto w = events_->Append(JsonText(j, -1) + "\n");
+  if (observer_) observer_(j);  // told even when the disk is full
+  return w;
 }
 
 Result<void> RunRecorder::Thermal(const Sample& s) {

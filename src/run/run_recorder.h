@@ -5,6 +5,7 @@
 /// write between pages when SIGKILL arrives; analyze ignores such a tail); events and thermal rows
 /// are also fdatasync'd, and train.log is synced once per sampling interval (a sync per output
 /// line would throttle a job that prints fast).
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -50,6 +51,9 @@ class RunRecorder {
   Result<void> Thermal(const Sample& s);
   /// One already-built record (must hold `time` and `type`).
   Result<void> EventJson(const nlohmann::ordered_json& j);
+  /// Every event record written from now on is also handed to `f` (after it is written, in order,
+  /// under the recorder's lock: `f` must not block nor write an event itself). `run --notify`.
+  void Observe(std::function<void(const nlohmann::ordered_json&)> f) { observer_ = std::move(f); }
   /// Writes a whole file in DIR (meta.json, summary.json, report.html): OutDir::WriteAtomically.
   Result<void> WriteFile(const std::string& name, std::string_view content);
 
@@ -58,6 +62,7 @@ class RunRecorder {
   std::string dir_;
   std::unique_ptr<OutDir> out_;
   std::optional<CsvAppender> log_, events_, thermal_;
+  std::function<void(const nlohmann::ordered_json&)> observer_;
   std::unique_ptr<std::mutex> mu_ = std::make_unique<std::mutex>();
 };
 

@@ -23,7 +23,10 @@ TEST(Security, NoShellEntryPointInTheSource) {
       R"((^|[^A-Za-z_])(system|popen|execl|execlp|wordexp)\s*\(|"/bin/sh"|"sh",\s*"-c"|"bash",\s*"-c")");
   const fs::path src = fs::path(SPARKOPS_TEST_SOURCE_DIR).parent_path() / "src";
   ASSERT_TRUE(fs::is_directory(src)) << src;
-  int files = 0;
+  // The one exception: `run --notify-cmd CMD` runs the command line its own user typed through
+  // /bin/sh (issue 34; docs/notify.md). Nothing read from the machine or another user reaches it.
+  const fs::path allowed = src / "notify" / "notify_cmd.cc";
+  int files = 0, allowed_hits = 0;
   for (const auto& e : fs::recursive_directory_iterator(src)) {
     if (!e.is_regular_file()) continue;
     const auto ext = e.path().extension();
@@ -33,10 +36,15 @@ TEST(Security, NoShellEntryPointInTheSource) {
     std::string line;
     for (int n = 1; std::getline(in, line); ++n) {
       auto code = line.substr(0, line.find("//"));  // comments may mention them
+      if (e.path() == allowed) {
+        allowed_hits += std::regex_search(code, shell);
+        continue;
+      }
       EXPECT_FALSE(std::regex_search(code, shell)) << e.path().string() << ":" << n << ": " << line;
     }
   }
   EXPECT_GT(files, 50);
+  EXPECT_EQ(allowed_hits, 1) << "the --notify-cmd shell is one line of " << allowed.string();
 }
 
 TEST(Security, ExporterIsReadOnly) {
