@@ -18,6 +18,7 @@
 #include "base/timefmt.h"
 #include "guard/checkpoint.h"
 #include "host/child.h"
+#include "live_run.h"
 #include "test_util.h"
 
 namespace sparkops {
@@ -73,81 +74,18 @@ TEST(Checkpoint, LevelAndHold) {
   EXPECT_FALSE(guard::HoldStopForCheckpoint(120, 120, 7 * kGiB, 8 * kGiB));  // the grace is over
 }
 
-/// events.jsonl's records so far (none before run created it; a line still being written is skipped).
-std::vector<nlohmann::json> Events(const std::string& dir) {
-  std::vector<nlohmann::json> out;
-  std::ifstream in(dir + "/events.jsonl");
-  for (std::string line; std::getline(in, line);) {
-    auto j = nlohmann::json::parse(line, nullptr, false);
-    if (!j.is_discarded()) out.push_back(std::move(j));
-  }
-  return out;
-}
+using testing::FakeHost;
+using testing::FinishRun;
+using testing::RunEventsOfType;
+using testing::RunEventsSoFar;
+using testing::StartRun;
 
-std::vector<nlohmann::json> OfType(const std::string& dir, const std::string& type) {
-  std::vector<nlohmann::json> out;
-  for (auto& e : Events(dir))
-    if (e["type"] == type) out.push_back(e);
-  return out;
-}
-
-/// The index of the first event of `type` in events.jsonl; -1 when none.
+/// The index of the first event of `type` in events.jsonl so far; -1 when none.
 int IndexOf(const std::string& dir, const std::string& type) {
-  auto ev = Events(dir);
+  auto ev = RunEventsSoFar(dir);
   for (size_t i = 0; i < ev.size(); ++i)
     if (ev[i]["type"] == type) return static_cast<int>(i);
   return -1;
-}
-
-/// A fixture root of 32 GiB whose MemAvailable the test sets (written whole, renamed into place).
-struct Host {
-  TempDir d;
-  std::string root = d.path() + "/root";
-  explicit Host(uint64_t avail) {
-    std::filesystem::create_directories(root + "/proc/pressure");
-    Put("proc/pressure/memory",
-        "some avg10=0.00 avg60=0.00 avg300=0.00 total=1\nfull avg10=0.00 avg60=0.00 "
-        "avg300=0.00 total=1\n");
-    SetMem(avail);
-  }
-  void Put(const std::string& rel, const std::string& text) const {
-    std::ofstream(root + "/" + rel + ".tmp") << text;
-    std::filesystem::rename(root + "/" + rel + ".tmp", root + "/" + rel);
-  }
-  void SetMem(uint64_t avail) const {
-    Put("proc/meminfo", "MemTotal: " + std::to_string(32 * kGiB / 1024) + " kB\nMemFree: 1024 kB\nMemAvailable: " +
-                            std::to_string(avail / 1024) + " kB\nBuffers: 0 kB\nCached: 0 kB\nShmem: 0 kB\n");
-  }
-};
-
-struct Live {
-  Child child;
-  std::string dir;
-};
-
-Live Start(const Host& h, const std::string& dir, std::vector<std::string> flags, const std::string& script) {
-  std::vector<std::string> argv = {testing::SparkopsBin(), "--root", h.root, "run", "--out", dir, "--interval", "0.2"};
-  argv.insert(argv.end(), flags.begin(), flags.end());
-  argv.insert(argv.end(), {"--", "bash", "-c", script});
-  auto c = SpawnChild(testing::TargetArgv(argv), false);
-  EXPECT_TRUE(c) << (c ? "" : c.error().message);
-  for (int i = 0; i < 2400; ++i) {  // until the job printed its first line (its traps are set)
-    std::error_code ec;
-    auto size = std::filesystem::file_size(dir + "/train.log", ec);
-    if (!ec && size > 0) break;
-    std::this_thread::sleep_for(25ms);
-  }
-  return {*c, dir};
-}
-
-int Finish(Live& lr, std::string* err = nullptr) {
-  std::string e;
-  char buf[4096];
-  while (::read(lr.child.out_fd, buf, sizeof buf) > 0) {}
-  for (ssize_t n; (n = ::read(lr.child.err_fd, buf, sizeof buf)) > 0;) e.append(buf, static_cast<size_t>(n));
-  ::close(lr.child.out_fd), ::close(lr.child.err_fd);
-  if (err) *err = e;
-  return WaitChild(lr.child);
 }
 
 bool WaitFor(const std::string& dir, const std::string& type, std::chrono::seconds limit) {
@@ -167,28 +105,28 @@ double Seconds(const nlohmann::json& e) {
 // The job saves for 1 s after the signal; the pool falls under the floor (above half of it) meanwhile:
 // the stop waits for the acknowledgement, then the job gets SIGTERM.
 TEST(RunCheckpoint, TheSignalComesFirstAndTheStopWaitsForTheSave) {
-  Host h(20 * kGiB);
+  FakeHost h(20 * kGiB);
   const char* job =
       "trap 'echo got USR1; sleep 1; echo saved > \"$SPARKOPS_CHECKPOINT_DONE\"; echo checkpoint saved' USR1; "
       "trap 'echo got TERM; exit 0' TERM; echo ready $SPARKOPS_CHECKPOINT_SIGNAL; while :; do sleep 0.05; done";
-  auto lr = Start(h, h.d.path() + "/r", {"--min-available", "8G", "--checkpoint-signal", "usr1"}, job);
+  auto lr = StartRun(h.root, h.d.path() + "/r", {"--min-available", "8G", "--checkpoint-signal", "usr1"}, job);
   h.SetMem(12 * kGiB);  // under twice the floor (the default level): the request
   ASSERT_TRUE(WaitFor(lr.dir, "checkpoint_requested", 20s)) << ReadFileOrDie(lr.dir + "/events.jsonl");
   h.SetMem(6 * kGiB);  // under the floor, above half of it: the stop waits for the save
   std::string err;
-  EXPECT_EQ(Finish(lr, &err), 75) << err;
+  EXPECT_EQ(FinishRun(lr, &err), 75) << err;
   const std::string log = ReadFileOrDie(lr.dir + "/train.log");
   EXPECT_NE(log.find("ready SIGUSR1"), std::string::npos) << log;
   ASSERT_NE(log.find("checkpoint saved"), std::string::npos) << log;
   ASSERT_NE(log.find("got TERM"), std::string::npos) << log;
   EXPECT_LT(log.find("checkpoint saved"), log.find("got TERM")) << log;
-  auto req = OfType(lr.dir, "checkpoint_requested");
+  auto req = RunEventsOfType(lr.dir, "checkpoint_requested");
   ASSERT_EQ(req.size(), 1u);
   EXPECT_EQ(req[0]["signal"], "SIGUSR1");
   EXPECT_EQ(req[0]["checkpoint_at_bytes"], 16 * kGiB);
   EXPECT_EQ(req[0]["mem_available_bytes"], 12 * kGiB);
   EXPECT_EQ(req[0]["pids"].size(), 1u) << req[0].dump();  // bash catches it; nothing else in the job
-  auto saved = OfType(lr.dir, "checkpoint_saved");
+  auto saved = RunEventsOfType(lr.dir, "checkpoint_saved");
   ASSERT_EQ(saved.size(), 1u) << ReadFileOrDie(lr.dir + "/events.jsonl");
   EXPECT_GE(saved[0]["seconds"].get<double>(), 0.9);
   EXPECT_LT(IndexOf(lr.dir, "checkpoint_requested"), IndexOf(lr.dir, "checkpoint_saved"));
@@ -200,37 +138,38 @@ TEST(RunCheckpoint, TheSignalComesFirstAndTheStopWaitsForTheSave) {
 
 // A launcher that does not catch the signal (it would die of it) is not sent it; its child is.
 TEST(RunCheckpoint, OnlyTheProcessesThatCatchTheSignalGetIt) {
-  Host h(20 * kGiB);
+  FakeHost h(20 * kGiB);
   const char* job =
       "sh -c 'trap \"echo child got USR1\" USR1; trap \"exit 0\" TERM; echo ready; while :; do sleep 0.05; done' "
       "& wait";
-  auto lr = Start(h, h.d.path() + "/r", {"--min-available", "8G", "--checkpoint-signal", "USR1", "--grace", "2"}, job);
+  auto lr = StartRun(h.root, h.d.path() + "/r",
+                     {"--min-available", "8G", "--checkpoint-signal", "USR1", "--grace", "2"}, job);
   h.SetMem(12 * kGiB);
   ASSERT_TRUE(WaitFor(lr.dir, "checkpoint_requested", 20s));
   for (int i = 0; i < 200 && ReadFileOrDie(lr.dir + "/train.log").find("child got USR1") == std::string::npos; ++i)
     std::this_thread::sleep_for(25ms);
   EXPECT_NE(ReadFileOrDie(lr.dir + "/train.log").find("child got USR1"), std::string::npos);
   h.SetMem(2 * kGiB);  // under half the floor: no wait
-  EXPECT_EQ(Finish(lr), 75);
-  auto req = OfType(lr.dir, "checkpoint_requested").at(0);
+  EXPECT_EQ(FinishRun(lr), 75);
+  auto req = RunEventsOfType(lr.dir, "checkpoint_requested").at(0);
   EXPECT_EQ(req["pids"].size(), 1u) << req.dump();
-  auto exit = OfType(lr.dir, "exit").at(0);
+  auto exit = RunEventsOfType(lr.dir, "exit").at(0);
   EXPECT_NE(exit.value("signal", ""), strsignal(SIGUSR1)) << "the launcher died of the checkpoint signal";
 }
 
 // Under the level from the start, before the job installed its handler: said once, tried again
 // every 5 s until a process catches the signal.
 TEST(RunCheckpoint, AJobNotYetCatchingTheSignalIsAskedAgain) {
-  Host h(12 * kGiB);
+  FakeHost h(12 * kGiB);
   const char* job =
       "echo starting; sleep 1; trap 'echo got USR1' USR1; trap 'exit 0' TERM; echo armed; "
       "while :; do sleep 0.05; done";
-  auto lr = Start(h, h.d.path() + "/r", {"--min-available", "8G", "--checkpoint-signal", "USR1"}, job);
+  auto lr = StartRun(h.root, h.d.path() + "/r", {"--min-available", "8G", "--checkpoint-signal", "USR1"}, job);
   for (int i = 0; i < 1200 && ReadFileOrDie(lr.dir + "/train.log").find("got USR1") == std::string::npos; ++i)
     std::this_thread::sleep_for(25ms);
   h.SetMem(2 * kGiB);
-  EXPECT_EQ(Finish(lr), 75);
-  auto req = OfType(lr.dir, "checkpoint_requested");
+  EXPECT_EQ(FinishRun(lr), 75);
+  auto req = RunEventsOfType(lr.dir, "checkpoint_requested");
   ASSERT_EQ(req.size(), 2u) << ReadFileOrDie(lr.dir + "/events.jsonl");
   EXPECT_TRUE(req[0]["pids"].empty());
   EXPECT_NE(req[0].value("note", "").find("trying again"), std::string::npos) << req[0].dump();
@@ -243,31 +182,31 @@ TEST(RunCheckpoint, AJobNotYetCatchingTheSignalIsAskedAgain) {
 TEST(RunCheckpoint, TheStopWaitsAtMostTheGraceAndNotUnderHalfTheFloor) {
   const char* job = "trap 'echo got USR1' USR1; trap 'exit 0' TERM; echo ready; while :; do sleep 0.05; done";
   {
-    Host h(20 * kGiB);
-    auto lr = Start(h, h.d.path() + "/r",
-                    {"--min-available", "8G", "--checkpoint-signal", "USR1", "--checkpoint-grace", "1"}, job);
+    FakeHost h(20 * kGiB);
+    auto lr = StartRun(h.root, h.d.path() + "/r",
+                       {"--min-available", "8G", "--checkpoint-signal", "USR1", "--checkpoint-grace", "1"}, job);
     h.SetMem(6 * kGiB);  // under both levels at once
-    EXPECT_EQ(Finish(lr), 75);
-    auto req = OfType(lr.dir, "checkpoint_requested").at(0);
-    auto stop = OfType(lr.dir, "memory_guard").at(0);
+    EXPECT_EQ(FinishRun(lr), 75);
+    auto req = RunEventsOfType(lr.dir, "checkpoint_requested").at(0);
+    auto stop = RunEventsOfType(lr.dir, "memory_guard").at(0);
     EXPECT_GE(Seconds(stop) - Seconds(req), 0.9) << "the stop did not wait for the checkpoint\n"
                                                  << ReadFileOrDie(lr.dir + "/events.jsonl");
-    EXPECT_TRUE(OfType(lr.dir, "checkpoint_saved").empty());
+    EXPECT_TRUE(RunEventsOfType(lr.dir, "checkpoint_saved").empty());
   }
   {
-    Host h(20 * kGiB);
-    auto lr = Start(h, h.d.path() + "/r",
-                    {"--min-available", "8G", "--checkpoint-signal", "USR1", "--checkpoint-grace", "600"}, job);
+    FakeHost h(20 * kGiB);
+    auto lr = StartRun(h.root, h.d.path() + "/r",
+                       {"--min-available", "8G", "--checkpoint-signal", "USR1", "--checkpoint-grace", "600"}, job);
     const auto t0 = std::chrono::steady_clock::now();
     h.SetMem(3 * kGiB);  // under half the floor
-    EXPECT_EQ(Finish(lr), 75);
+    EXPECT_EQ(FinishRun(lr), 75);
     EXPECT_LT(std::chrono::steady_clock::now() - t0, 60s) << "waited for a checkpoint under half the floor";
-    EXPECT_EQ(OfType(lr.dir, "checkpoint_requested").size(), 1u);
+    EXPECT_EQ(RunEventsOfType(lr.dir, "checkpoint_requested").size(), 1u);
   }
 }
 
 TEST(RunCheckpoint, BadFlags) {
-  Host h(20 * kGiB);
+  FakeHost h(20 * kGiB);
   TempDir d;
   struct Case {
     std::vector<std::string> flags;

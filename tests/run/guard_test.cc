@@ -20,6 +20,7 @@
 #include "guard/ledger.h"
 #include "host/child.h"
 #include "host/meminfo.h"
+#include "live_run.h"
 #include "test_util.h"
 
 namespace sparkops {
@@ -31,83 +32,17 @@ using testing::TempDir;
 
 constexpr uint64_t kGiB = 1ull << 30;
 
-std::vector<nlohmann::json> Events(const std::string& dir) {
-  std::vector<nlohmann::json> out;
-  std::string text = ReadFileOrDie(dir + "/events.jsonl");
-  for (auto line : SplitLines(text))
-    if (!line.empty()) out.push_back(nlohmann::json::parse(line));
-  return out;
-}
+using testing::FakeHost;
+using testing::LiveRun;
 
 std::vector<nlohmann::json> OfType(const std::string& dir, const std::string& type) {
-  std::vector<nlohmann::json> out;
-  for (auto& e : Events(dir))
-    if (e["type"] == type) out.push_back(e);
-  return out;
+  return testing::RunEventsOfType(dir, type);
 }
-
-/// A fixture root: MemTotal 32 GiB, MemAvailable and page cache as given; PSI full avg10 as given.
-struct FakeHost {
-  TempDir d;
-  std::string root = d.path() + "/root";
-  FakeHost(uint64_t avail, double psi = 0.5) {
-    SetMem(avail);
-    SetPsi(psi);
-    Put("proc/sys/vm/drop_caches", "");
-  }
-  /// Written whole and renamed into place: the guard never reads a half-written file.
-  void Put(const std::string& rel, const std::string& text) const {
-    std::filesystem::create_directories(std::filesystem::path(root + "/" + rel).parent_path());
-    std::string tmp = root + "/" + rel + ".tmp";
-    std::ofstream(tmp) << text;
-    std::filesystem::rename(tmp, root + "/" + rel);
-  }
-  void SetMem(uint64_t avail, uint64_t cached = 3 * kGiB) const {
-    Put("proc/meminfo", "MemTotal: " + std::to_string(32 * kGiB / 1024) +
-                            " kB\nMemFree: 1024 kB\nMemAvailable: " + std::to_string(avail / 1024) +
-                            " kB\nBuffers: 0 kB\nCached: " + std::to_string(cached / 1024) + " kB\nShmem: 0 kB\n");
-  }
-  void SetPsi(double full) const {
-    Put("proc/pressure/memory", "some avg10=" + std::to_string(full) + " avg60=0.00 avg300=0.00 total=1\nfull avg10=" +
-                                    std::to_string(full) + " avg60=0.00 avg300=0.00 total=1\n");
-  }
-};
-
-struct LiveRun {
-  Child child;
-  std::string dir;
-};
-
 LiveRun Start(const std::string& root, const std::string& dir, std::vector<std::string> flags,
               const std::string& script) {
-  std::vector<std::string> argv = {testing::SparkopsBin()};
-  if (!root.empty()) argv.insert(argv.end(), {"--root", root});
-  argv.insert(argv.end(), {"run", "--out", dir, "--interval", "0.2"});
-  argv.insert(argv.end(), flags.begin(), flags.end());
-  argv.insert(argv.end(), {"--", "bash", "-c", script});
-  auto c = SpawnChild(testing::TargetArgv(argv), false);
-  EXPECT_TRUE(c) << (c ? "" : c.error().message);
-  LiveRun lr{*c, dir};
-  for (int i = 0; i < 2400; ++i) {  // until the job printed its first line (its traps are set)
-    std::error_code ec;
-    auto size = std::filesystem::file_size(dir + "/train.log", ec);
-    if (!ec && size > 0) break;
-    std::this_thread::sleep_for(25ms);
-  }
-  return lr;
+  return testing::StartRun(root, dir, flags, script);
 }
-
-/// Drains run's output and waits for it; its exit status; `err` gets its stderr.
-int Finish(LiveRun& lr, std::string* err = nullptr) {
-  std::string e;
-  char buf[4096];
-  ssize_t n;
-  while ((n = ::read(lr.child.out_fd, buf, sizeof buf)) > 0) {}
-  while ((n = ::read(lr.child.err_fd, buf, sizeof buf)) > 0) e.append(buf, static_cast<size_t>(n));
-  ::close(lr.child.out_fd), ::close(lr.child.err_fd);
-  if (err) *err = e;
-  return WaitChild(lr.child);
-}
+int Finish(LiveRun& lr, std::string* err = nullptr) { return testing::FinishRun(lr, err); }
 
 const char* kTrapsTerm = "trap 'echo got TERM; exit 0' TERM; echo ready; while :; do sleep 0.05; done";
 const char* kIgnoresTerm = "trap 'echo ignoring TERM' TERM; echo ready; while :; do sleep 0.05; done";
@@ -501,9 +436,10 @@ TEST_P(RunHold, JobForkingHundredsOfShortLivedChildrenIsStoppedWhole) {
   ASSERT_GE(g.size(), 1u);
   EXPECT_EQ(g.back()["action"], "kill") << "it ignores SIGTERM: SIGKILL after the grace";
   auto meta = nlohmann::json::parse(ReadFileOrDie(lr.dir + "/meta.json"));
-  if (meta["job_hold"]["mode"] == "cgroup")
+  if (meta["job_hold"]["mode"] == "cgroup") {
     EXPECT_FALSE(std::filesystem::exists(meta["job_hold"]["cgroup"].get<std::string>()))
         << "the empty cgroup is removed";
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Modes, RunHold, ::testing::Values("cgroup", "subreaper"));

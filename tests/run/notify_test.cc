@@ -18,6 +18,7 @@
 
 #include "base/strings.h"
 #include "base/timefmt.h"
+#include "live_run.h"
 #include "test_util.h"
 
 namespace sparkops {
@@ -28,13 +29,7 @@ using testing::ReadFileOrDie;
 using testing::RunBinary;
 using testing::TempDir;
 
-std::vector<nlohmann::json> Events(const std::string& dir) {
-  std::vector<nlohmann::json> out;
-  const std::string text = ReadFileOrDie(dir + "/events.jsonl");
-  for (auto line : SplitLines(text))
-    if (!line.empty()) out.push_back(nlohmann::json::parse(line));
-  return out;
-}
+std::vector<nlohmann::json> Events(const std::string& dir) { return testing::RunEvents(dir); }
 
 /// A root whose MemAvailable (1 GiB of 32) is below run's default guard floor from the start.
 std::string LowMemoryRoot(const std::string& base) {

@@ -9,6 +9,7 @@
 
 #include "base/strings.h"
 #include "host/child.h"
+#include "live_run.h"
 #include "test_util.h"
 
 namespace sparkops {
@@ -22,13 +23,7 @@ using testing::TempDir;
 
 std::string Trainer() { return std::string(SPARKOPS_TEST_SOURCE_DIR) + "/fake/trainer.sh"; }
 
-std::vector<nlohmann::json> Events(const std::string& dir) {
-  std::vector<nlohmann::json> out;
-  const std::string text = ReadFileOrDie(dir + "/events.jsonl");
-  for (auto line : SplitLines(text))
-    if (!line.empty()) out.push_back(nlohmann::json::parse(line));
-  return out;
-}
+std::vector<nlohmann::json> Events(const std::string& dir) { return testing::RunEvents(dir); }
 
 TEST(Run, ExitStatusOutputStreamsAndRunDirectory) {
   TempDir d;
