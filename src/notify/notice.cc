@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "base/json_text.h"
 #include "base/strings.h"
 
 namespace sparkops {
@@ -28,7 +29,7 @@ double Gib(double bytes) { return bytes / (1024.0 * 1024 * 1024); }
 
 /// The event name a record is told as, or "" when it is never told.
 std::string EventOf(const nlohmann::ordered_json& r) {
-  const std::string type = Str(r, "type");
+  std::string type = Str(r, "type");
   if (type == "throttle") return Str(r, "state") == "start" ? "throttle_start" : "";
   if (type == "memory_guard") return Str(r, "action") == "flush" ? "" : type;  // a flush stops nothing
   // A request that reached no process yet is retried; told once it reached one.
@@ -135,7 +136,7 @@ std::optional<Notice> NoticeFilter::Select(const nlohmann::ordered_json& record,
   Notice n;
   n.event = event;
   n.text = NoticeText(event, record, ctx_, event == "exit" ? oom_ : "");
-  n.json = NoticeJson(event, n.text, record, ctx_);
+  n.body = JsonText(NoticeJson(event, n.text, record, ctx_), -1);
   return n;
 }
 

@@ -23,11 +23,11 @@ struct NoticeContext {
 };
 
 /// One event to tell: its name (`exit`, `memory_guard`, `throttle_start`, `kernel_xid`, ...) and
-/// the whole JSON object to send.
+/// the whole JSON object to send, as one line of text (NoticeJson's).
 struct Notice {
   std::string event;
   std::string text;
-  nlohmann::ordered_json json;
+  std::string body;
 };
 
 /// A notified event type: a type of events.jsonl (`throttle` with state start is `throttle_start`)

@@ -5,7 +5,6 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
-#include "base/json_text.h"
 #include "base/strings.h"
 #include "notify/notify_cmd.h"
 
@@ -48,7 +47,7 @@ void Notifier::Offer(const nlohmann::ordered_json& record) {
 }
 
 std::string Notifier::Deliver(const Target& t, const Notice& n, int& tries) {
-  const std::string body = JsonText(n.json, -1);
+  const std::string& body = n.body;
   if (!t.url) {
     tries = 1;
     auto r = RunNotifyCmd(t.cmd, body + "\n", {{"SPARKOPS_EVENT", n.event}, {"SPARKOPS_RUN_DIR", ctx_.run_dir}},

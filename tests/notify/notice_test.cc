@@ -151,8 +151,9 @@ TEST(NotifyNotice, FilterTellsTheTableAndRateLimitsFloods) {
   auto th = f.Select(Rec(R"({"type":"throttle","state":"start","reasons":"hw_slowdown"})"), t0);
   ASSERT_TRUE(th);
   EXPECT_EQ(th->event, "throttle_start");
-  EXPECT_EQ(th->json["event"], "throttle_start");
-  EXPECT_EQ(th->json["state"], "start");
+  const auto body = nlohmann::json::parse(th->body);
+  EXPECT_EQ(body["event"], "throttle_start");
+  EXPECT_EQ(body["state"], "start");
   EXPECT_FALSE(f.Select(Rec(R"({"type":"throttle","state":"start"})"), t0 + 599s)) << "one per 10 minutes";
   EXPECT_TRUE(f.Select(Rec(R"({"type":"prochot_on"})"), t0 + 599s)) << "per type";
   EXPECT_TRUE(f.Select(Rec(R"({"type":"throttle","state":"start"})"), t0 + 600s));
