@@ -1,9 +1,11 @@
 #include "run/run_guard.h"
 
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <set>
 
 #include "base/strings.h"
@@ -39,7 +41,8 @@ std::vector<uint32_t> SignalCatchers(const std::set<uint32_t>& pids, int sig) {
     if (!st) continue;
     int err = 0;
     auto fd = Pidfd::Open(proc, static_cast<pid_t>(p), p, st->start_ticks, &err);
-    if (fd && fd->Signal(sig) == 0) sent.push_back(p);
+    if (fd ? fd->Signal(sig) == 0 : err == ENOSYS && ::kill(static_cast<pid_t>(p), sig) == 0)  // no pidfd (< 5.3)
+      sent.push_back(p);
   }
   return sent;
 }
