@@ -148,11 +148,20 @@ TEST_F(ExporterFlood, TinyTimeBudgetTruncatesAndScrapesStayFast) {
   }
 }
 
+/// RSS bounds of the exporter under the flood, natively. AddressSanitizer's shadow and quarantine
+/// (freed memory is held back) put the same run at 230-420 MiB (measured in the sanitize stage), so
+/// that build only checks a 640 MiB ceiling, as tests/cli/bounded_parsers_test.cc does.
+#if defined(__SANITIZE_ADDRESS__)
+constexpr uint64_t kByteBudgetRss = 640ull << 20, kDefaultBudgetRss = 640ull << 20;
+#else
+constexpr uint64_t kByteBudgetRss = 48ull << 20, kDefaultBudgetRss = 64ull << 20;
+#endif
+
 TEST_F(ExporterFlood, ByteBudgetTruncatesOnTheArgvs) {
   auto s = Scrapes({"--collection-budget-bytes", "65536"}, 2000);
   ASSERT_FALSE(s.empty()) << "no collection finished";
   for (const Scrape& x : s) EXPECT_TRUE(Has(x.body, "sparkops_collection_truncated{reason=\"bytes\"} 1"));
-  EXPECT_LT(rss_, 48ull << 20);
+  EXPECT_LT(rss_, kByteBudgetRss);
 }
 
 TEST_F(ExporterFlood, DefaultBudgetBoundsScrapesAndMemory) {
@@ -164,7 +173,7 @@ TEST_F(ExporterFlood, DefaultBudgetBoundsScrapesAndMemory) {
     EXPECT_NE(x.body.find("sparkops_collection_truncated{reason=\"bytes\"} "), std::string::npos);
   }
   // 16 MiB of reads at most, argvs cut at 32 KiB, the heap trimmed after each collection.
-  EXPECT_LT(rss_, 64ull << 20);
+  EXPECT_LT(rss_, kDefaultBudgetRss);
 }
 
 TEST(ExporterFloodCli, BudgetFlagsAreCheckedAndOnceSaysNotTruncated) {
