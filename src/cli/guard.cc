@@ -1,6 +1,6 @@
 // sparkops guard [--min-available SIZE] [--max-pressure PCT] [--pressure-window S] [--flush-cache]
 //                [--grace S] [--prefer RE] [--only RE] [--avoid RE] [--avoid-user U] [--avoid-unit UNIT]
-//                [--kernel-signals on|off] [--dry-run]
+//                [--kernel-signals on|off] [--dry-run] [--notify URL] [--notify-cmd CMD] [--notify-config F]
 // The memory guard for jobs not started by `run`: watches the whole host and stops the largest
 // process (resident + GPU memory) when MemAvailable falls below the floor or PSI stays high, or
 // when the driver logs NVRM NV_ERR_NO_MEMORY (issue 33; guard/kernel_watch.h).
@@ -14,6 +14,7 @@
 #include <csignal>
 #include <cstring>
 #include <map>
+#include <mutex>
 #include <set>
 #include <tuple>
 
@@ -23,6 +24,7 @@
 #include "cli/commands.h"
 #include "cli/flags.h"
 #include "cli/guard_flags.h"
+#include "cli/notify_flags.h"
 #include "guard/candidates.h"
 #include "guard/event.h"
 #include "guard/ledger.h"
@@ -89,9 +91,18 @@ std::optional<uint32_t> UidOf(const std::string& user) {
   return pw.pw_uid;
 }
 
-void Emit(Context& ctx, const nlohmann::ordered_json& j) {
+Notifier* g_notifier = nullptr;  ///< --notify targets while CmdGuard runs (null: none)
+std::mutex g_out_mu;             ///< stdout: the notifier's thread writes notify_failed lines too
+
+void WriteLine(Context& ctx, const nlohmann::ordered_json& j) {
+  std::lock_guard lock(g_out_mu);
   ctx.out << JsonText(j, -1) << "\n";
   ctx.out.flush();
+}
+
+void Emit(Context& ctx, const nlohmann::ordered_json& j) {
+  WriteLine(ctx, j);
+  if (g_notifier) g_notifier->Offer(j);  // never waits: queued for the delivery thread
 }
 
 nlohmann::ordered_json Head(const char* type) {
@@ -123,7 +134,14 @@ int CmdGuard(Context& ctx, const std::vector<std::string>& args) {
   app->add_option("--avoid-unit", avoid_units,
                   "never choose processes of this systemd unit (sshd.service; repeatable)");
   app->add_flag("--dry-run", dry_run, "log what would be done; signal nothing");
+  NotifyFlags notify_flags;
+  notify_flags.Add(*app);
   if (auto rc = ParseFlags(*app, args, ctx)) return *rc;
+  auto notify = notify_flags.Resolve(ctx, ctx.err, "guard");
+  if (!notify) {
+    ctx.err << "sparkops guard: " << notify.error().message << "\n";
+    return kExitUsage;
+  }
   guard::VictimRules rules;
   for (auto [flag, text, dst] :
        {std::tuple{"--prefer", &prefer, &rules.prefer}, std::tuple{"--only", &only, &rules.only},
@@ -199,6 +217,17 @@ int CmdGuard(Context& ctx, const std::vector<std::string>& args) {
   if (!ledger.path().empty() && !ledger.error()) start["ledger"] = ledger.path();
   if (config->kernel_signals) start["kernel_log_followed"] = kernel.has_value();
   Emit(ctx, start);
+
+  // Made before the loop's first Emit; its thread starts with the first notice (a stop).
+  auto notifier = Notifier::Start(*notify, {ReadHostname(ctx), "", ""}, [&ctx](const nlohmann::ordered_json& f) {
+    auto e = Head("notify_failed");
+    for (auto& [k, v] : f.items()) e[k] = v;
+    WriteLine(ctx, e);  // not Emit: a failure is never told
+  });
+  struct NotifierScope {
+    explicit NotifierScope(Notifier* n) { g_notifier = n; }
+    ~NotifierScope() { g_notifier = nullptr; }
+  } notifier_scope(notifier.get());
 
   guard::State state;
   std::string kernel_line;  // a no-memory record not yet acted on (kept while the victim is chosen again)

@@ -16,6 +16,7 @@
 #include "cli/commands.h"
 #include "cli/flags.h"
 #include "cli/guard_flags.h"
+#include "cli/notify_flags.h"
 #include "cli/run_memory.h"
 #include "host/bootid.h"
 #include "memory/ladder.h"
@@ -90,15 +91,8 @@ int CmdRun(Context& ctx, const std::vector<std::string>& args) {
   app->add_option("--plan-from", plan_from,
                   "a training config (as plan --from): its plan is recorded as --plan-args' is (combines with them)")
       ->check(NonEmpty());
-  NotifyOptions notify;
-  app->add_option("--notify", notify.urls,
-                  "POST one JSON object per event to this http:// URL (repeatable; HTTPS: --notify-cmd with curl)")
-      ->check(NonEmpty())
-      ->allow_extra_args(false);  // one value per --notify: the job's argv follows
-  app->add_option("--notify-cmd", notify.cmds,
-                  "run this /bin/sh command per event, the event's JSON on stdin (repeatable; docs/notify.md)")
-      ->check(NonEmpty())
-      ->allow_extra_args(false);
+  NotifyFlags notify_flags;
+  notify_flags.Add(*app);
   GuardFlags guard_flags;
   guard_flags.Add(*app, true);
   CheckpointFlags checkpoint_flags;
@@ -111,8 +105,9 @@ int CmdRun(Context& ctx, const std::vector<std::string>& args) {
     ctx.err << "sparkops run: no command given after --\n";
     return kExitUsage;
   }
-  if (auto v = ValidateNotifyOptions(notify); !v) {
-    ctx.err << "sparkops run: " << v.error().message << "\n";
+  auto notify = notify_flags.Resolve(ctx, ctx.err, "run");
+  if (!notify) {
+    ctx.err << "sparkops run: " << notify.error().message << "\n";
     return kExitUsage;
   }
   auto plan = [&ctx](const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
@@ -163,7 +158,7 @@ int CmdRun(Context& ctx, const std::vector<std::string>& args) {
     return kExitUsage;
   }
   // Declared after the recorder, so it is closed (its deliveries drained, bounded) before that goes.
-  auto notifier = Notifier::Start(notify, {ReadHostname(ctx), out_dir, Join(command, " ")},
+  auto notifier = Notifier::Start(*notify, {ReadHostname(ctx), out_dir, Join(command, " ")},
                                   [&rec](const nlohmann::ordered_json& f) {
                                     (void)rec->Event(std::chrono::system_clock::now(), "notify_failed", f);
                                   });

@@ -1,13 +1,19 @@
-// sparkops sample: one CSV row per interval (docs/telemetry.md), durable, events on stderr.
+// sparkops sample: one CSV row per interval (docs/telemetry.md), durable, events on stderr (and to
+// --notify targets).
 #include <fmt/format.h>
 #include <signal.h>
 
 #include <cmath>
 #include <functional>
+#include <mutex>
 
 #include "base/error.h"
+#include "base/json_text.h"
+#include "base/timefmt.h"
 #include "cli/commands.h"
 #include "cli/flags.h"
+#include "cli/notify_flags.h"
+#include "run/run_recorder.h"
 #include "telemetry/appender.h"
 #include "telemetry/csv.h"
 #include "telemetry/loop.h"
@@ -55,7 +61,14 @@ int CmdSample(Context& ctx, const std::vector<std::string>& args) {
   app->add_option("--out", out_path, "CSV file to append to (header only when new; default stdout)");
   AddNumber(*app, "--count", count, {1, 1e12}, "stop after N rows (default: no limit)");
   AddNumber(*app, "--duration", duration, kDurationRange, "stop after S seconds (default: no limit)");
+  NotifyFlags notify_flags;
+  notify_flags.Add(*app);
   if (auto rc = ParseFlags(*app, args, ctx)) return *rc;
+  auto notify = notify_flags.Resolve(ctx, ctx.err, "sample");
+  if (!notify) {
+    ctx.err << "sparkops sample: " << notify.error().message << "\n";
+    return kExitUsage;
+  }
 
   std::optional<CsvAppender> file;
   std::function<Result<void>(const std::string&)> write;
@@ -86,9 +99,17 @@ int CmdSample(Context& ctx, const std::vector<std::string>& args) {
   Sampler sampler(ctx);
   if (!sampler.kernel_log_note().empty()) ctx.err << "sparkops sample: " << sampler.kernel_log_note() << "\n";
   EventDetector events;
+  // Events are told as run tells them (throttle, PROCHOT, thermal signature, kernel records); a
+  // failed delivery is one line on stderr, like the events themselves.
+  std::mutex err_mu;
+  auto notifier = Notifier::Start(*notify, {ReadHostname(ctx), "", ""}, [&](const nlohmann::ordered_json& f) {
+    std::lock_guard lock(err_mu);
+    ctx.err << FormatUtcMillis(std::chrono::system_clock::now()) << " event notify_failed " << JsonText(f, -1) << "\n";
+  });
   std::string last_note;
   auto written = SampleLoop(sampler, events, {interval, count, duration}, {&g_stop, nullptr},
                             [&](const Sample& s) -> Result<void> {
+                              std::lock_guard lock(err_mu);
                               if (s.gpu_note != last_note) {
                                 if (!s.gpu_note.empty())
                                   ctx.err << "sparkops sample: " << s.gpu_note << "; GPU columns stay empty\n";
@@ -97,8 +118,11 @@ int CmdSample(Context& ctx, const std::vector<std::string>& args) {
                               if (auto w = write(CsvRow(s)); !w) return w;
                               for (const auto& e : s.events)
                                 ctx.err << FormatUtcMillis(s.time) << " event " << e << "\n";
+                              if (notifier)
+                                for (const auto& j : SampleEventRecords(s)) notifier->Offer(j);
                               return {};
                             });
+  if (notifier) notifier->Close();  // deliveries still queued get their bounded drain
   if (!written) {
     ctx.err << "sparkops sample: " << written.error().message << " (rows written before are intact)\n";
     return kExitProblem;

@@ -42,7 +42,9 @@ std::string EventOf(const nlohmann::ordered_json& r) {
 const std::vector<NotifiedType>& NotifiedTypes() {
   static const std::vector<NotifiedType> kTypes = {
       {"exit", false, "the job ended (its code or signal; an OOM signature recorded before it is named)"},
-      {"memory_guard", false, "the memory guard stopped (terminate) or killed the job; a flush is not told"},
+      {"memory_guard", false,
+       "the memory guard stopped (terminate) or killed the job or process, or found nothing it may stop; a flush is "
+       "not told"},
       {"checkpoint_requested", false, "the pool fell under the checkpoint level: the job was asked to save"},
       {"checkpoint_saved", false, "the job saved its checkpoint (seconds since the request)"},
       {"kernel_nvrm_no_memory", false, "NVRM NV_ERR_NO_MEMORY in the kernel log: the precursor of a GB10 wedge"},
@@ -61,6 +63,8 @@ std::string NoticeText(std::string_view event, const nlohmann::ordered_json& r, 
                        const std::string& oom) {
   const std::string who = ctx.host.empty() ? "sparkops" : ctx.host;
   const std::string job = "`" + Cut(ctx.job, kJobChars) + "`";
+  // `sparkops guard` and `sample` watch the host, not one job: their notices name no job.
+  const std::string during = ctx.job.empty() ? "" : " during " + job;
   if (event == "exit") {
     std::string how =
         r.contains("signal") ? "ended by signal " + Str(r, "signal") : "exited with code " + Str(r, "code");
@@ -68,8 +72,15 @@ std::string NoticeText(std::string_view event, const nlohmann::ordered_json& r, 
     return fmt::format("{}: {} {} - {}", who, job, how, ctx.run_dir);
   }
   if (event == "memory_guard") {
-    std::string what = Str(r, "action") == "kill" ? "killed" : "stopped";
-    std::string line = fmt::format("{}: the memory guard {} {}", who, what, job);
+    const std::string action = Str(r, "action");
+    const std::string what = action == "kill"              ? "killed"
+                             : action == "would_terminate" ? "would stop (dry run)"
+                             : action == "none"            ? "found nothing it may stop"
+                                                           : "stopped";
+    std::string whom;  // the host guard (no job): the process it chose
+    if (action != "none")
+      whom = ctx.job.empty() ? fmt::format(" pid {} ({})", Str(r, "pid"), Cut(Str(r, "name"), kJobChars)) : " " + job;
+    std::string line = fmt::format("{}: the memory guard {}{}", who, what, whom);
     if (auto s = Str(r, "signal"); !s.empty()) line += " (" + s + ")";
     auto avail = Num(r, "mem_available_bytes"), floor = Num(r, "min_available_bytes");
     if (Str(r, "reason") == "pressure" && Num(r, "psi_full_avg10"))
@@ -92,16 +103,15 @@ std::string NoticeText(std::string_view event, const nlohmann::ordered_json& r, 
     std::string line = fmt::format("{}: GPU clocks throttled ({})", who, Str(r, "reasons"));
     if (auto t = Num(r, "gpu_temp_c")) line += fmt::format(", GPU {:.0f} C", *t);
     if (auto c = Num(r, "sm_clock_mhz")) line += fmt::format(", SM {:.0f} MHz", *c);
-    return line + " during " + job;
+    return line + during;
   }
-  if (event == "prochot_on") return fmt::format("{}: PROCHOT on: the hardware brake fired during {}", who, job);
-  if (event == "thermal_signature")
-    return fmt::format("{}: GPU temperature climbing at flat power during {}", who, job);
+  if (event == "prochot_on") return fmt::format("{}: PROCHOT on: the hardware brake fired{}", who, during);
+  if (event == "thermal_signature") return fmt::format("{}: GPU temperature climbing at flat power{}", who, during);
   if (StartsWith(event, "kernel_")) {
     std::string line = Str(r, "line");
     return fmt::format("{}: kernel log ({}): {}", who, event, line.empty() ? "no text" : Cut(line, kLineChars));
   }
-  return fmt::format("{}: {} during {}", who, event, job);
+  return fmt::format("{}: {}{}", who, event, during);
 }
 
 nlohmann::ordered_json NoticeJson(std::string_view event, const std::string& text, const nlohmann::ordered_json& r,
@@ -110,9 +120,10 @@ nlohmann::ordered_json NoticeJson(std::string_view event, const std::string& tex
   j["schema"] = kNotifySchema;
   j["event"] = event;
   j["time"] = Str(r, "time");
-  j["run_dir"] = ctx.run_dir;
+  // `sparkops guard` and `sample` notices belong to no run: no run_dir and no job.
+  if (!ctx.run_dir.empty()) j["run_dir"] = ctx.run_dir;
   if (!ctx.host.empty()) j["host"] = ctx.host;  // absent when unknown (a --root tree without one)
-  j["job"] = ctx.job;
+  if (!ctx.job.empty()) j["job"] = ctx.job;
   j["text"] = text;
   for (auto it = r.begin(); it != r.end(); ++it)
     if (it.key() != "type" && !j.contains(it.key())) j[it.key()] = it.value();

@@ -50,8 +50,9 @@ std::string Notifier::Deliver(const Target& t, const Notice& n, int& tries) {
   const std::string& body = n.body;
   if (!t.url) {
     tries = 1;
-    auto r = RunNotifyCmd(t.cmd, body + "\n", {{"SPARKOPS_EVENT", n.event}, {"SPARKOPS_RUN_DIR", ctx_.run_dir}},
-                          opts_.cmd_timeout, stop_fd_);
+    std::vector<std::pair<std::string, std::string>> env{{"SPARKOPS_EVENT", n.event}};
+    if (!ctx_.run_dir.empty()) env.emplace_back("SPARKOPS_RUN_DIR", ctx_.run_dir);  // guard, sample: no run
+    auto r = RunNotifyCmd(t.cmd, body + "\n", env, opts_.cmd_timeout, stop_fd_);
     return r ? "" : r.error().message;
   }
   std::string why;

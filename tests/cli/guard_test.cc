@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -266,6 +267,36 @@ TEST(GuardCmd, ALineSayingNothingWasChosenCarriesNoSignal) {
   ASSERT_GE(lines.size(), 2u);
   EXPECT_EQ(lines[1]["action"], "none");
   EXPECT_FALSE(lines[1].contains("signal")) << lines[1].dump();  // nothing was signalled
+}
+
+// issue 34: the host guard tells what it did to the targets of the notify config file (found in
+// $XDG_CONFIG_HOME), named once on stderr; a group-writable config is refused with exit 2.
+TEST(GuardCmd, NotifiesFromTheConfigFile) {
+  testing::TempDir d;
+  const std::string told = d.path() + "/told.json";
+  d.Write("cfg/sparkops/notify.conf",
+          "# test\nnotify-cmd = cat > '" + told + ".tmp' && mv '" + told + ".tmp' '" + told + "'\n");
+  ::chmod((d.path() + "/cfg/sparkops/notify.conf").c_str(), 0600);
+  testing::ScopedEnv xdg("XDG_CONFIG_HOME", d.path() + "/cfg");
+  int rc = -1;
+  auto lines = RunGuard(
+      d, {"--root", LowMemRoot(d), "guard", "--only", "no-such-process-" + std::to_string(::getpid())},
+      [&] { return std::filesystem::exists(told); }, &rc);
+  ASSERT_TRUE(std::filesystem::exists(told)) << testing::ReadFileOrDie(d.path() + "/guard.err");
+  auto j = nlohmann::json::parse(testing::ReadFileOrDie(told), nullptr, false);
+  ASSERT_FALSE(j.is_discarded()) << testing::ReadFileOrDie(told);
+  EXPECT_EQ(j["schema"], "sparkops.notify/1");
+  EXPECT_EQ(j["event"], "memory_guard");
+  EXPECT_EQ(j["action"], "none");
+  EXPECT_NE(j["text"].get<std::string>().find("the memory guard found nothing it may stop"), std::string::npos) << j;
+  EXPECT_NE(testing::ReadFileOrDie(d.path() + "/guard.err").find("notify targets from " + d.path() + "/cfg/"),
+            std::string::npos);
+  ::chmod((d.path() + "/cfg/sparkops/notify.conf").c_str(), 0666);
+  auto bad =
+      testing::RunBinary({"--root", LowMemRoot(d), "guard", "--dry-run"}, {{"XDG_CONFIG_HOME", d.path() + "/cfg"}});
+  EXPECT_EQ(bad.rc, 2);
+  EXPECT_NE(bad.err.find("writable by group or others"), std::string::npos) << bad.err;
+  EXPECT_EQ(testing::RunBinary({"--root", LowMemRoot(d), "guard", "--notify-config", d.path() + "/none.conf"}).rc, 2);
 }
 
 TEST(GuardCmd, NothingHappensAboveTheFloorAndBadFlagsAreUsageErrors) {

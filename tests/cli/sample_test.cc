@@ -8,6 +8,8 @@
 #include <unistd.h>
 
 #include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
 #include <random>
 #include <regex>
 #include <thread>
@@ -77,6 +79,31 @@ TEST(SampleCmd, GoldenGb10LoadScenario) {
     EXPECT_NE(r.err.find(e), std::string::npos) << e << "\n" << r.err;
   EXPECT_NE(r.err.find("GPU 0 stopped answering: NVML: GPU_IS_LOST (15); GPU columns stay empty"), std::string::npos)
       << r.err;
+}
+
+// issue 34: sample tells its events as run does: each notice one JSON object on the command's
+// stdin; a notice of the host (no run directory, no job); a throttle flood is told once.
+TEST(SampleCmd, NotifyCmdGetsTheEventsAsJson) {
+  ScopedEnv sc("SPARKOPS_STUB_NVML_SCENARIO", Scenario("gb10_load.txt"));
+  testing::TempDir d;
+  const std::string told = d.path() + "/told.jsonl";
+  auto r = RunInProcess({"--root", Fixture("gb10"), "--nvml", Stub(), "--nvidia-smi", "none", "sample", "--count", "11",
+                         "--interval", "0.001", "--notify-cmd", "cat >> '" + told + "'; echo >> '" + told + "'"});
+  ASSERT_EQ(r.rc, 0) << r.err;
+  std::map<std::string, int> events;
+  const std::string text = ReadFileOrDie(told);
+  for (auto line : SplitLines(text)) {
+    if (line.empty()) continue;
+    auto j = nlohmann::json::parse(line, nullptr, false);
+    ASSERT_FALSE(j.is_discarded()) << line;
+    EXPECT_EQ(j["schema"], "sparkops.notify/1");
+    EXPECT_FALSE(j.contains("run_dir") || j.contains("job")) << line;
+    ++events[j["event"].get<std::string>()];
+  }
+  EXPECT_EQ(events["throttle_start"], 1) << text;  // two starts in the scenario: rate-limited to one
+  EXPECT_EQ(events["thermal_signature"], 1) << text;
+  EXPECT_EQ(events.count("throttle_end") + events.count("hot"), 0u) << text;  // not told
+  EXPECT_EQ(RunInProcess({"--root", Fixture("gb10"), "sample", "--count", "1", "--notify", "https://x/"}).rc, 2);
 }
 
 TEST(SampleCmd, NoGpuStillWritesMemoryRows) {

@@ -128,6 +128,26 @@ TEST(NotifyNotice, TextOfEachKind) {
   EXPECT_NE(NoticeText("prochot_on", {}, long_job).find(std::string(60, 'x') + "...`"), std::string::npos);
 }
 
+// `sparkops guard` and `sample` watch the host: their notices name the process chosen, not a job.
+TEST(NotifyNotice, HostNoticesNameTheProcessAndNoJob) {
+  const NoticeContext host{"spark-01", "", ""};
+  EXPECT_EQ(NoticeText("memory_guard", Rec(R"({"type":"memory_guard","action":"terminate","signal":"SIGTERM","pid":4242,
+                              "name":"python3","mem_available_bytes":2147483648,"min_available_bytes":8589934592})"),
+                       host),
+            "spark-01: the memory guard stopped pid 4242 (python3) (SIGTERM): MemAvailable 2.0 GiB below the floor "
+            "8.0 GiB");
+  EXPECT_EQ(NoticeText("memory_guard", Rec(R"({"action":"would_terminate","pid":7,"name":"dd"})"), host),
+            "spark-01: the memory guard would stop (dry run) pid 7 (dd)");
+  EXPECT_EQ(NoticeText("memory_guard", Rec(R"({"action":"none","reason":"min_available"})"), host),
+            "spark-01: the memory guard found nothing it may stop");
+  EXPECT_EQ(NoticeText("throttle_start", Rec(R"({"reasons":"sw_thermal"})"), host),
+            "spark-01: GPU clocks throttled (sw_thermal)");
+  EXPECT_EQ(NoticeText("prochot_on", {}, host), "spark-01: PROCHOT on: the hardware brake fired");
+  const auto j = NoticeJson("prochot_on", "t", Rec(R"({"time":"x","type":"prochot_on"})"), host);
+  EXPECT_FALSE(j.contains("run_dir") || j.contains("job")) << j.dump();
+  EXPECT_EQ(j["host"], "spark-01");
+}
+
 TEST(NotifyNotice, JsonHasTheSchemaThenTheRecordsFields) {
   auto j =
       NoticeJson("kernel_xid", "line",
