@@ -38,6 +38,7 @@ using testing::LiveRun;
 std::vector<nlohmann::json> OfType(const std::string& dir, const std::string& type) {
   return testing::RunEventsOfType(dir, type);
 }
+
 LiveRun Start(const std::string& root, const std::string& dir, std::vector<std::string> flags,
               const std::string& script) {
   return testing::StartRun(root, dir, flags, script);
@@ -224,6 +225,35 @@ TEST(RunGuard, DriverNoMemoryRecordStopsTheJob) {
             std::string::npos);
   auto text = testing::RunBinary({"analyze", lr.dir});
   EXPECT_NE(text.out.find("cause    driver_memory_error"), std::string::npos) << text.out;
+}
+
+// issue 33: a record logged in the job's first milliseconds (here by the job itself, before anything
+// else) is not history: run takes the kernel log's mark before spawning the job. The ring holds many
+// older records, so that reading it after the spawn (as run did before) would take the job's record
+// for one of them.
+TEST(RunGuard, ARecordLoggedAsTheJobStartsStopsIt) {
+  FakeHost h(20 * kGiB);
+  std::string ring;
+  for (int i = 0; i < 60000; ++i)
+    ring += "6," + std::to_string(2000 + i) + ",1000,-;usb 1-1: new high-speed USB device number " + std::to_string(i) +
+            " using xhci_hcd\n";
+  h.Put("dev/kmsg", kOldNoMem + ring);  // seq 1480 here is history
+  const std::string record = "4,900000,1900000000,-;NVRM: nvAssertFailedNoLog: Assertion failed: NV_ERR_NO_MEMORY";
+  const std::string job = "printf '%s\\n' '" + record + "' >> '" + h.root + "/dev/kmsg'; " + kTrapsTerm;
+  testing::ScopedEnv ledger("SPARKOPS_GUARD_LEDGER", h.d.path() + "/ledgers");
+  auto lr = Start(h.root, h.d.path() + "/r", {"--grace", "5"}, job);
+  const bool stopped = WaitForLog(lr.dir, "got TERM", 15s);
+  EXPECT_TRUE(stopped) << "the job was not stopped within 15 s";
+  if (!stopped) ::kill(lr.child.pid, SIGTERM);  // run forwards it: the job's trap ends it
+  std::string err;
+  EXPECT_EQ(Finish(lr, &err), 75) << err;
+  auto g = OfType(lr.dir, "memory_guard");
+  ASSERT_EQ(g.size(), 1u) << ReadFileOrDie(lr.dir + "/events.jsonl");
+  EXPECT_EQ(g[0]["reason"], "kernel_nvrm_no_memory");
+  EXPECT_EQ(g[0]["kernel_line"], "NVRM: nvAssertFailedNoLog: Assertion failed: NV_ERR_NO_MEMORY");
+  auto sampled = OfType(lr.dir, "kernel_nvrm_no_memory");
+  ASSERT_EQ(sampled.size(), 1u) << "the sampler counts it too, and not the older record";
+  EXPECT_EQ(sampled[0]["seq"], 900000);
 }
 
 TEST(RunGuard, KernelSignalsOffAndRecordsFromBeforeTheStartDoNotStopTheJob) {
