@@ -283,6 +283,13 @@ int CmdRun(Context& ctx, const std::vector<std::string>& args) {
         res->guard_stop->kernel_line, kExitMemoryGuard);
     return kExitMemoryGuard;
   }
+  if (res->guard_stop && res->guard_stop->reason == guard::Reason::kFragmentation) {  // issue 33
+    ctx.err << fmt::format(
+        "sparkops run: the memory guard stopped the job (no free 2 MiB block for the driver while the job grew: "
+        "its next large allocation may fail with NV_ERR_NO_MEMORY and the host may wedge): {}; exit {}\n",
+        res->guard_stop->buddyinfo, kExitMemoryGuard);
+    return kExitMemoryGuard;
+  }
   if (res->guard_stop) {
     const auto& g = *res->guard_stop;
     ctx.err << fmt::format(

@@ -106,6 +106,9 @@ std::unique_ptr<JobGuard> StartRunGuard(const HostView& ctx, RunRecorder& rec, c
       jo.kernel = std::make_shared<KernelWatch>(std::move(*k));
     else if (!note.empty() && o->notes)
       *o->notes << "sparkops run: memory guard: " << note << "; NVRM NV_ERR_NO_MEMORY records will not stop the job\n";
+    auto frag = std::make_shared<FragmentationWatch>(ctx.fs);  // issue 33: no free 2 MiB block while the job grows
+    if (frag->note().empty()) jo.fragmentation = std::move(frag);
+    else if (o->notes) *o->notes << "sparkops run: memory guard: " << frag->note() << "\n";
   }
   Ledger initial;
   initial.mode = "run", initial.min_available_bytes = o->config.floor, initial.max_pressure = o->config.max_pressure;
