@@ -73,7 +73,7 @@ void CheckEnd(AnalysisResult& r, const HostFs& fs) {
     size_t from = rows.size() > 3 ? rows.size() - 3 : 0;
     r.end.last_samples.assign(rows.begin() + static_cast<long>(from), rows.end());
   }
-  r.end.kernel_lines = CrashKernelLines(fs, r.events);  // issue 33: what the frozen boot left
+  r.end.kernel_lines = CrashKernelLines(fs, r.events, r.meta->boot_id);  // issue 33: what the frozen boot left
 }
 }  // namespace
 
