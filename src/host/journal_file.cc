@@ -93,7 +93,8 @@ Result<JournalScan> ScanJournal(std::string_view f, std::string_view want_boot) 
       const uint64_t stride = j.compact ? 4 : 16;
       uint64_t items = (esize - 64) / stride;
       if (items > kJournalMaxItems) items = kJournalMaxItems, out.capped = true;
-      if ((item_reads += items) > kMaxItemReads) {
+      item_reads += items;
+      if (item_reads > kMaxItemReads) {
         out.capped = true;
         return out;
       }
