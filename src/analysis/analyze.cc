@@ -34,6 +34,8 @@ void CheckEnd(AnalysisResult& r, const HostFs& fs) {
   if (r.in.dir.empty()) return;
   r.end.cause_evidence = DriverMemoryEndEvidence(r.events);  // issue 33
   if (!r.end.cause_evidence.empty()) r.end.cause = "driver_memory_error";
+  else if (r.end.cause_evidence = FragmentationEndEvidence(r.events); !r.end.cause_evidence.empty())
+    r.end.cause = "fragmentation";
   for (const RunEvent& e : r.events) {
     if (e.type != "exit") continue;
     r.end.status = "exit";
@@ -71,7 +73,7 @@ void CheckEnd(AnalysisResult& r, const HostFs& fs) {
     size_t from = rows.size() > 3 ? rows.size() - 3 : 0;
     r.end.last_samples.assign(rows.begin() + static_cast<long>(from), rows.end());
   }
-  r.end.kernel_lines = CrashKernelLines(fs, r.events);  // issue 33: what the frozen boot left
+  r.end.kernel_lines = CrashKernelLines(fs, r.events, r.meta->boot_id);  // issue 33: what the frozen boot left
 }
 }  // namespace
 
@@ -178,6 +180,8 @@ std::string AnalysisResult::Verdict() const {
   if (end.status == "reboot") v += " The run ended in a reboot or power-off.";
   if (end.cause == "driver_memory_error")
     v += " The driver ran out of memory (NVRM NV_ERR_NO_MEMORY): driver_memory_error.";
+  if (end.cause == "fragmentation")
+    v += " The guard stopped the job: no free 2 MiB block for the driver while it grew (fragmentation).";
   return v;
 }
 

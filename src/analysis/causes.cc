@@ -28,6 +28,9 @@ const std::vector<CauseInfo>& Causes() {
       {"driver_memory_error", -2, -2, "#5f3dc4",
        "the NVIDIA driver could not get memory from the pool (NVRM NV_ERR_NO_MEMORY): the host may wedge",
        "DriverMemoryEvidence (driver_memory.cc)", "events.jsonl kernel_nvrm_no_memory records and guard stops"},
+      {"fragmentation", -2, -2, "#a61e4d",
+       "no free 2 MiB block for the driver while the job grew (buddyinfo): its next large allocation may fail",
+       "FragmentationEndEvidence (driver_memory.cc)", "the memory guard's fragmentation stop and its buddyinfo line"},
       {"unknown", INT_MAX, INT_MAX, "#5c677d", "none of the above; each cause says why it was ruled out", "Classify",
        "—"},
   };

@@ -57,4 +57,15 @@ std::vector<std::string> DriverMemoryEndEvidence(const std::vector<RunEvent>& ev
   return out;
 }
 
+std::vector<std::string> FragmentationEndEvidence(const std::vector<RunEvent>& events) {
+  for (const RunEvent& e : events) {
+    if (e.type != "memory_guard" || e.Str("reason") != "fragmentation") continue;
+    if (e.Str("action") != "terminate" && e.Str("action") != "kill") continue;
+    const std::string b = e.Str("buddyinfo");
+    return {fmt::format("the memory guard stopped the job at {}: {}", Hms(e.t_ms),
+                        b.empty() ? "no free 2 MiB block for the driver while the job grew" : b)};
+  }
+  return {};
+}
+
 }  // namespace sparkops

@@ -24,4 +24,9 @@ std::vector<std::string> DriverMemoryEvidence(const std::vector<RunEvent>& event
 /// the last record of the run. Empty: the end had another cause.
 std::vector<std::string> DriverMemoryEndEvidence(const std::vector<RunEvent>& events);
 
+/// Evidence that the guard stopped the job for `fragmentation` (no free 2 MiB block for the driver while
+/// the job grew, guard/fragmentation.h): "the memory guard stopped the job at 10:02:03Z: buddyinfo: ...".
+/// Empty: it did not.
+std::vector<std::string> FragmentationEndEvidence(const std::vector<RunEvent>& events);
+
 }  // namespace sparkops

@@ -32,6 +32,8 @@ std::optional<std::string> DescribeGuard(const std::vector<RunEvent>& events) {
     auto avail = GiB(*stop, "mem_available_bytes"), floor = GiB(*stop, "min_available_bytes");
     if (stop->Str("reason") == "kernel_nvrm_no_memory") {  // issue 33
       why = "the driver logged NVRM NV_ERR_NO_MEMORY (" + stop->Str("kernel_line").substr(0, 200) + ")";
+    } else if (stop->Str("reason") == "fragmentation") {  // issue 33
+      why = "no free 2 MiB block for the driver while the job grew (" + stop->Str("buddyinfo").substr(0, 400) + ")";
     } else if (stop->Str("reason") == "pressure") {
       auto psi = stop->record.find("psi_full_avg10");
       why = psi != stop->record.end() && psi->is_number()

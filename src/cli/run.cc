@@ -261,9 +261,14 @@ int CmdRun(Context& ctx, const std::vector<std::string>& args) {
     if (memory) ctx.err << "sparkops run: " << memory->headline << "\n";
     else
       ctx.err << fmt::format("sparkops run: out of memory ({} during {})\n", ToString(oom->kind), ToString(oom->phase));
-    ctx.err << "sparkops run: next step of the OOM ladder:\n";
-    for (const auto& s : ladder.steps)
-      if (s.number == ladder.next) ctx.err << fmt::format("  {}. {}\n     {}\n", s.number, s.title, s.detail);
+    if (ladder.kind != memory::LadderKind::kOom) {  // issue 33: every step, in order: the order is the advice
+      ctx.err << "sparkops run: after a driver-side sign the host may wedge; in order:\n";
+      for (const auto& s : ladder.steps) ctx.err << fmt::format("  {}. {}\n     {}\n", s.number, s.title, s.detail);
+    } else {
+      ctx.err << "sparkops run: next step of the OOM ladder:\n";
+      for (const auto& s : ladder.steps)
+        if (s.number == ladder.next) ctx.err << fmt::format("  {}. {}\n     {}\n", s.number, s.title, s.detail);
+    }
     ctx.err << "  (all steps: sparkops analyze " << out_dir << ")\n";
   }
   if (res->guard_stop && res->guard_stop->reason == guard::Reason::kKernelNoMemory) {  // issue 33
@@ -271,6 +276,13 @@ int CmdRun(Context& ctx, const std::vector<std::string>& args) {
         "sparkops run: the memory guard stopped the job (the driver logged NVRM NV_ERR_NO_MEMORY: the host may wedge "
         "next): {}; exit {}\n",
         res->guard_stop->kernel_line, kExitMemoryGuard);
+    return kExitMemoryGuard;
+  }
+  if (res->guard_stop && res->guard_stop->reason == guard::Reason::kFragmentation) {  // issue 33
+    ctx.err << fmt::format(
+        "sparkops run: the memory guard stopped the job (no free 2 MiB block for the driver while the job grew: "
+        "its next large allocation may fail with NV_ERR_NO_MEMORY and the host may wedge): {}; exit {}\n",
+        res->guard_stop->buddyinfo, kExitMemoryGuard);
     return kExitMemoryGuard;
   }
   if (res->guard_stop) {

@@ -57,6 +57,7 @@ nlohmann::ordered_json GuardEventFields(const ActionRecord& a, const Footprint& 
   if (a.max_pressure) j["max_pressure"] = *a.max_pressure;
   if (a.action == Action::kFlush) j["flushed"] = a.flush_ok;
   if (!a.kernel_line.empty()) j["kernel_line"] = a.kernel_line;  // the evidence of a kernel_nvrm_no_memory stop
+  if (!a.buddyinfo.empty()) j["buddyinfo"] = a.buddyinfo;        // the evidence of a fragmentation stop
   if (f.rss) j["job_rss_bytes"] = *f.rss;
   if (f.gpu) j["job_gpu_bytes"] = *f.gpu;
   return j;

@@ -14,12 +14,15 @@ std::optional<KernelSign> GuardStopSign(const KernelSignals& news) {
   return s;
 }
 
-std::optional<KernelWatch> KernelWatch::Start(const HostFs& fs, std::string* note) {
+std::optional<KernelWatch> KernelWatch::Start(const HostFs& fs, std::string* note,
+                                              const std::optional<KmsgMark>& from) {
   auto r = KmsgReader::Open(fs);
   if (!r) {
     if (r.error().kind != Error::Kind::kNotFound && note) *note = "kernel log not followed: " + r.error().message;
     return std::nullopt;
   }
+  // From a mark: the first Poll reads the ring from its start and keeps what came after the mark.
+  if (from) return KernelWatch(std::move(*r), from->last_seq);
   KernelSignals before;  // what the ring holds now happened before the guard: skipped
   if (auto ok = r->Poll(&before); !ok) {
     if (note) *note = "kernel log not followed: " + ok.error().message;

@@ -23,10 +23,12 @@ std::optional<KernelSign> GuardStopSign(const KernelSignals& news);
 /// Follows /dev/kmsg (under the HostFs root) from the moment it is started.
 class KernelWatch {
  public:
-  /// Opens the log and skips every record already in it. nullopt when there is none to follow: absent
-  /// (a container, a fixture root without dev/kmsg: nothing to say) or unreadable (no root,
-  /// kernel.dmesg_restrict=1; `*note` says why, for the caller to say once).
-  static std::optional<KernelWatch> Start(const HostFs& fs, std::string* note);
+  /// Opens the log and skips every record already in it, or with `from` every record up to its mark
+  /// (taken earlier: what was logged since then counts on the first Poll). nullopt when there is
+  /// none to follow: absent (a container, a fixture root without dev/kmsg: nothing to say) or
+  /// unreadable (no root, kernel.dmesg_restrict=1; `*note` says why, for the caller to say once).
+  static std::optional<KernelWatch> Start(const HostFs& fs, std::string* note,
+                                          const std::optional<KmsgMark>& from = std::nullopt);
 
   /// Reads what was logged since the last poll (each record once) and returns the first record the
   /// guard stops a job for. A read error ends the following (said in `*note` when given).

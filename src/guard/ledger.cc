@@ -12,6 +12,7 @@
 
 #include "base/json_parse.h"
 #include "base/json_text.h"
+#include "guard/policy.h"
 #include "host/meminfo.h"
 #include "host/owned_read.h"
 #include "host/pidns.h"
@@ -112,8 +113,7 @@ Result<Ledger> ParseLedger(std::string_view text) {
     // Only the names a guard writes: a ledger in a user's runtime directory must not mint series.
     if (action != "flush" && action != "terminate" && action != "kill" && action != "would_terminate")
       return InputError("field actions: unknown action '" + action.substr(0, 32) + "'");
-    if (reason != "min_available" && reason != "pressure" && reason != "kernel_nvrm_no_memory")
-      return InputError("field actions: unknown reason '" + reason.substr(0, 32) + "'");
+    if (!ReasonNamed(reason)) return InputError("field actions: unknown reason '" + reason.substr(0, 32) + "'");
     l.actions[{action, reason}] = a["count"].get<uint64_t>();
   }
   return l;

@@ -30,7 +30,7 @@ struct Ledger {
   std::optional<double> max_pressure;  ///< percent, PSI memory full avg10
   bool dry_run = false;
   /// (action, reason) -> count; actions "flush", "terminate", "kill", "would_terminate" (dry run),
-  /// reasons "min_available", "pressure", "kernel_nvrm_no_memory" (a driver no-memory record).
+  /// reasons: the names of Reasons() (guard/policy.h).
   std::map<std::pair<std::string, std::string>, uint64_t> actions;
 };
 

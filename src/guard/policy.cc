@@ -76,13 +76,27 @@ double PollInterval(const Config& c, const Reading& r) {
   return near || pressured ? kFastPollS : kSlowPollS;
 }
 
+const std::vector<ReasonInfo>& Reasons() {
+  static const std::vector<ReasonInfo> kReasons = {
+      {Reason::kFloor, "min_available", true, "MemAvailable under the floor (--min-available)"},
+      {Reason::kPressure, "pressure", true, "memory pressure (PSI full avg10) above --max-pressure for the window"},
+      {Reason::kKernelNoMemory, "kernel_nvrm_no_memory", false,
+       "the driver logged NVRM NV_ERR_NO_MEMORY (--kernel-signals)"},
+      {Reason::kFragmentation, "fragmentation", false,
+       "no free 2 MiB block for the driver while the job grew under twice the floor (--kernel-signals)"},
+  };
+  return kReasons;
+}
+
+const ReasonInfo* ReasonNamed(std::string_view name) {
+  for (const ReasonInfo& r : Reasons())
+    if (name == r.name) return &r;
+  return nullptr;
+}
+
 const char* ToString(Reason r) {
-  switch (r) {
-    case Reason::kFloor: return "min_available";
-    case Reason::kPressure: return "pressure";
-    case Reason::kKernelNoMemory: return "kernel_nvrm_no_memory";
-    case Reason::kNone: break;
-  }
+  for (const ReasonInfo& i : Reasons())
+    if (i.reason == r) return i.name;
   return "none";
 }
 

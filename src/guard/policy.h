@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <optional>
 #include <string_view>
+#include <vector>
 
 #include "base/error.h"
 
@@ -48,7 +49,8 @@ struct Reading {
 
 enum class Action { kNone, kFlush, kStop };
 /// kKernelNoMemory: an NVRM NV_ERR_NO_MEMORY kernel record while the job ran (guard/kernel_watch.h).
-enum class Reason { kNone, kFloor, kPressure, kKernelNoMemory };
+/// kFragmentation: no free 2 MiB block for the driver while the job grew (guard/fragmentation.h).
+enum class Reason { kNone, kFloor, kPressure, kKernelNoMemory, kFragmentation };
 
 struct Decision {
   Action action = Action::kNone;
@@ -72,5 +74,18 @@ Decision Decide(const Config& c, const Reading& r, State& s);
 double PollInterval(const Config& c, const Reading& r);
 
 const char* ToString(Reason r);
+
+/// The one table of the reasons a guard acts for: the name events.jsonl, the ledger and the
+/// exporter's `reason` label use, and whether the exporter starts a `flush` series for it at 0 (the
+/// floor's and, as since the exporter's first release, the PSI rule's; a flush only ever answers the floor).
+struct ReasonInfo {
+  Reason reason;
+  const char* name;
+  bool flush_series;
+  const char* help;  ///< one line (docs/memory-guard.md)
+};
+const std::vector<ReasonInfo>& Reasons();
+/// A row of Reasons() by name; null for any other text.
+const ReasonInfo* ReasonNamed(std::string_view name);
 
 }  // namespace sparkops::guard

@@ -120,10 +120,14 @@ void JobGuard::Loop() {
       else ckpt_retry = MonoSeconds() + kCheckpointRetryS;
     }
     if (ckpt_asked && !ckpt_saved && o_.checkpoint_saved) ckpt_saved = o_.checkpoint_saved();
-    std::string kernel_line;
+    std::string kernel_line, buddyinfo;
     Decision d = WithKernelSign(Decide(o_.config, *r, state), o_.kernel.get(), &kernel_line);
-    // A driver no-memory record is not waited on: the host may wedge within minutes.
-    if (d.action == Action::kStop && d.reason != Reason::kKernelNoMemory && ckpt_asked && !ckpt_saved &&
+    // Off the floor's path: only when the readings and the kernel log call for nothing.
+    if (d.action == Action::kNone && o_.fragmentation && o_.fragmentation->Check(o_.config, *r, &buddyinfo))
+      d = {Action::kStop, Reason::kFragmentation};
+    // A driver-side sign is not waited on: the host may wedge within minutes.
+    if (d.action == Action::kStop && d.reason != Reason::kKernelNoMemory && d.reason != Reason::kFragmentation &&
+        ckpt_asked && !ckpt_saved &&
         HoldStopForCheckpoint(MonoSeconds() - *ckpt_asked, o_.checkpoint_grace_s, r->available, o_.config.floor)) {
       if (!Sleep(kFastPollS)) return;  // the job is saving: stop once it says so, or at the grace
       continue;
@@ -140,6 +144,7 @@ void JobGuard::Loop() {
       stop_ = MakeRecord(d, *r, o_.config);
       stop_.footprint = last;
       if (d.reason == Reason::kKernelNoMemory) stop_.kernel_line = std::move(kernel_line);
+      if (d.reason == Reason::kFragmentation) stop_.buddyinfo = std::move(buddyinfo);
       stopped_ = true;
       report_(stop_);
       // The grace runs from the SIGTERM (report_ may have taken a while to read the job's footprint).

@@ -17,6 +17,7 @@
 
 #include "base/timefmt.h"
 #include "guard/fastread.h"
+#include "guard/fragmentation.h"
 #include "guard/kernel_watch.h"
 #include "guard/policy.h"
 
@@ -44,6 +45,8 @@ struct ActionRecord {
   Footprint footprint;
   /// kKernelNoMemory: the kernel record that decided it (its text, as logged).
   std::string kernel_line;
+  /// kFragmentation: the buddyinfo evidence (FragmentationEvidence).
+  std::string buddyinfo;
 };
 
 /// The record of decision `d` on reading `r` under config `c`, stamped now.
@@ -73,6 +76,9 @@ struct JobGuardOptions {
   /// The kernel log, followed from the guard's start (null: --kernel-signals off, or not readable):
   /// an NVRM NV_ERR_NO_MEMORY record stops the job as crossing the floor does.
   std::shared_ptr<KernelWatch> kernel;
+  /// The fragmentation trigger (guard/fragmentation.h; null: --kernel-signals off): no free 2 MiB
+  /// block for the driver while the job grows under twice the floor stops the job.
+  std::shared_ptr<FragmentationWatch> fragmentation;
 };
 
 class JobGuard {

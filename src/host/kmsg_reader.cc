@@ -125,4 +125,10 @@ Result<std::optional<uint64_t>> KmsgLastSeq(const HostFs& fs) {
   return s->last_seq;
 }
 
+Result<KmsgMark> KmsgMarkNow(const HostFs& fs) {
+  auto s = KmsgLastSeq(fs);
+  if (!s) return std::unexpected(s.error());
+  return KmsgMark{*s};
+}
+
 }  // namespace sparkops

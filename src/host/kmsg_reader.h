@@ -50,4 +50,14 @@ Result<KernelSignals> ReadKernelSignals(const HostFs& fs, std::optional<uint64_t
 /// The sequence number of the last record now in the ring (to follow only what comes next).
 Result<std::optional<uint64_t>> KmsgLastSeq(const HostFs& fs);
 
+/// Where following the kernel log starts: every record after `last_seq` counts (every record when
+/// absent: the ring was empty). Taken before something starts (`run` takes it before spawning the
+/// job), so that a record logged in the job's first milliseconds is not mistaken for history.
+struct KmsgMark {
+  std::optional<uint64_t> last_seq;
+};
+
+/// The mark now (KmsgLastSeq); errors as KmsgReader::Open.
+Result<KmsgMark> KmsgMarkNow(const HostFs& fs);
+
 }  // namespace sparkops

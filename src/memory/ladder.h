@@ -18,7 +18,12 @@ struct LadderStep {
   std::string detail;  ///< with the numbers, or why the step does not apply
 };
 
+/// Which advice a ladder is: the OOM ladder, or the advice after a stop for a driver-side sign
+/// (issue 33), where the host itself may wedge and the flush is not the first step.
+enum class LadderKind { kOom, kDriverNoMemory, kFragmentation };
+
 struct Ladder {
+  LadderKind kind = LadderKind::kOom;
   std::vector<LadderStep> steps;  ///< always 4, in the ladder's order
   int next = 1;                   ///< the step to take now
   std::string why_next;
@@ -40,5 +45,22 @@ Ladder BuildLadder(const PageCacheReading& cache, const std::optional<Plan>& pla
 /// The same, with the page cache read from `meminfo` now.
 Ladder BuildLadder(const Result<MemInfo>& meminfo, const std::optional<Plan>& plan,
                    const std::optional<OomSignature>& oom);
+
+/// What the driver-error advice works from (all absent when not known).
+struct DriverStopFacts {
+  LadderKind kind = LadderKind::kDriverNoMemory;  ///< kDriverNoMemory or kFragmentation
+  std::optional<double> lowest_available_gib;     ///< MemAvailable at its lowest during the run
+  std::optional<double> floor_gib;                ///< the guard's floor
+};
+
+/// The advice after the driver logged NVRM NV_ERR_NO_MEMORY (or the guard stopped the job for a lack of
+/// free 2 MiB blocks): 1 save and stop (the host may wedge: NVIDIA/open-gpu-kernel-modules #1358), 2 reboot
+/// before the next run if the kernel log repeats the record, 3 reduce the job's memory (the OOM
+/// ladder's steps 2-4, worked from `plan` when given), 4 flush the page cache only when it would lift
+/// MemAvailable (at least 1 GiB reclaimable; for fragmentation also compaction). Next is always 1.
+/// Pure (docs/memory-guard.md).
+Ladder BuildDriverErrorLadder(const PageCacheReading& cache, const DriverStopFacts& f, const std::optional<Plan>& plan);
+
+const char* ToString(LadderKind k);
 
 }  // namespace sparkops::memory

@@ -83,7 +83,11 @@ std::string NoticeText(std::string_view event, const nlohmann::ordered_json& r, 
     std::string line = fmt::format("{}: the memory guard {}{}", who, what, whom);
     if (auto s = Str(r, "signal"); !s.empty()) line += " (" + s + ")";
     auto avail = Num(r, "mem_available_bytes"), floor = Num(r, "min_available_bytes");
-    if (Str(r, "reason") == "pressure" && Num(r, "psi_full_avg10"))
+    if (Str(r, "reason") == "kernel_nvrm_no_memory")  // issue 33: not a floor crossing
+      line += ": the driver logged NVRM NV_ERR_NO_MEMORY (the host may wedge)";
+    else if (Str(r, "reason") == "fragmentation")
+      line += ": no free 2 MiB block for the driver while the job grew (the host may wedge)";
+    else if (Str(r, "reason") == "pressure" && Num(r, "psi_full_avg10"))
       line += fmt::format(": memory pressure, PSI full avg10 {:.1f}%", *Num(r, "psi_full_avg10"));
     else if (avail && floor)
       line += fmt::format(": MemAvailable {:.1f} GiB below the floor {:.1f} GiB", Gib(*avail), Gib(*floor));

@@ -334,7 +334,11 @@ std::string RenderHtmlReport(const AnalysisResult& r, const RunMemory* memory) {
                        Esc(st.title), st.number == memory->ladder.next ? " (next)" : "", Esc(st.detail));
     h += "</ol><div class=\"muted\">Why this step: " + Esc(memory->ladder.why_next) + ".";
     if (!memory->plan_note.empty()) h += " " + Esc(memory->plan_note) + ".";
-    h += " The OOM ladder: flush, then packing/batch, then the method, then the model or a second Spark.</div></div>";
+    h += memory->ladder.kind == memory::LadderKind::kOom
+             ? " The OOM ladder: flush, then packing/batch, then the method, then the model or a second "
+               "Spark.</div></div>"
+             : " After a driver-side sign the host may wedge: save and stop, reboot if the kernel log repeats it, "
+               "then reduce the job's memory.</div></div>";
   }
   for (size_t i = 0; i < r.slowdowns.size(); ++i) {
     const auto& e = r.slowdowns[i];

@@ -45,9 +45,13 @@ OomSignature FromEvents(const std::vector<RunEvent>& events) {
 }
 
 std::string Headline(const RunMemory& m) {
-  std::string h = m.trigger == "oom" ? fmt::format("the job ran out of memory ({} during {})", ToString(m.oom.kind),
-                                                   ToString(m.oom.phase))
-                                     : "the memory guard stopped the job";
+  std::string h =
+      m.trigger == "oom"
+          ? fmt::format("the job ran out of memory ({} during {})", ToString(m.oom.kind), ToString(m.oom.phase))
+      : m.stop_reason == "kernel_nvrm_no_memory"
+          ? "the memory guard stopped the job on the driver's NVRM NV_ERR_NO_MEMORY record"
+      : m.stop_reason == "fragmentation" ? "the memory guard stopped the job: no free 2 MiB blocks while it grew"
+                                         : "the memory guard stopped the job";
   if (m.pool_peak_gib)
     h += fmt::format("; it took {:.1f} GiB of the pool at its peak (MemAvailable {:.1f} -> {:.1f} GiB)",
                      *m.pool_peak_gib, *m.start_available_gib, *m.lowest_available_gib);
@@ -96,15 +100,35 @@ std::optional<RunMemory> DescribeRunMemory(const AnalysisResult& r, const OomSig
   if (stop)
     if (auto it = stop->record.find("min_available_bytes"); it != stop->record.end() && it->is_number())
       m.guard_floor_gib = it->get<double>() / kGiBytes;
+  if (stop) m.stop_reason = stop->Str("reason");
   std::optional<OomSignature> sig;
   if (oom.kind != OomKind::kNone) sig = oom;
-  m.ladder = memory::BuildLadder(cache, plan, sig);
+  // issue 33: after the driver's no-memory record (the guard's stop, or records near the end) the host
+  // may wedge: the advice is to save and stop, not to flush first.
+  if (m.stop_reason == "kernel_nvrm_no_memory" || m.stop_reason == "fragmentation" ||
+      r.end.cause == "driver_memory_error") {
+    memory::DriverStopFacts f;
+    f.kind = m.stop_reason == "fragmentation" && r.end.cause != "driver_memory_error"
+                 ? memory::LadderKind::kFragmentation
+                 : memory::LadderKind::kDriverNoMemory;
+    f.lowest_available_gib = m.lowest_available_gib;
+    f.floor_gib = m.guard_floor_gib;
+    m.ladder = memory::BuildDriverErrorLadder(cache, f, plan);
+  } else m.ladder = memory::BuildLadder(cache, plan, sig);
   m.headline = Headline(m);
   return m;
 }
 
 std::string RunMemoryText(const RunMemory& m) {
   std::string s = fmt::format("memory   {}\n", m.headline);
+  if (m.ladder.kind != memory::LadderKind::kOom) {  // every step: the order is the advice
+    for (const auto& step : m.ladder.steps)
+      s += fmt::format("  {} {}. {}\n     {}\n", step.number == m.ladder.next ? "next:" : "     ", step.number,
+                       step.title, step.detail);
+    s += fmt::format("  why: {}\n", m.ladder.why_next);
+    if (!m.plan_note.empty()) s += fmt::format("  note: {}\n", m.plan_note);
+    return s;
+  }
   for (const auto& step : m.ladder.steps)
     if (step.number == m.ladder.next)
       s += fmt::format("  next: OOM ladder step {}. {}\n     {}\n", step.number, step.title, step.detail);
@@ -116,6 +140,8 @@ std::string RunMemoryText(const RunMemory& m) {
 nlohmann::json RunMemoryJson(const RunMemory& m) {
   nlohmann::json j = {{"trigger", m.trigger},
                       {"headline", m.headline},
+                      {"advice", memory::ToString(m.ladder.kind)},
+                      {"stop_reason", m.stop_reason.empty() ? nlohmann::json() : nlohmann::json(m.stop_reason)},
                       {"next_step", m.ladder.next},
                       {"why", m.ladder.why_next}};
   j["oom"] = m.trigger == "oom" ? OomSignatureJson(m.oom) : nlohmann::json();

@@ -18,6 +18,7 @@ namespace sparkops {
 struct RunMemory {
   std::string trigger;  ///< "oom" (the log's OOM text), "memory_guard" (the guard stopped the job)
   OomSignature oom;     ///< kind kNone when only the guard acted
+  std::string stop_reason;  ///< the guard stop's reason (min_available, ..., kernel_nvrm_no_memory); "" without one
   /// From the thermal CSV, GiB; absent without two MemAvailable readings.
   std::optional<double> start_available_gib, lowest_available_gib, pool_peak_gib, gpu_peak_gib;
   /// From the plan of `run --plan-args` (plan.json's budget), GiB; absent without one.
@@ -36,9 +37,10 @@ std::optional<RunMemory> DescribeRunMemory(const AnalysisResult& r, const OomSig
 
 /// "memory   the job took ...\n  next: step N. title\n     detail\n  why: ...\n" (text output).
 std::string RunMemoryText(const RunMemory& m);
-/// Keys: trigger, oom (OomSignatureJson, null for a guard stop), start_available_gib, lowest_available_gib,
-/// pool_peak_gib, gpu_peak_gib, budget_gib, planned_peak_gib, guard_floor_gib (null when absent), headline, next_step,
-/// why, steps [{step, title, detail}].
+/// Keys: trigger, advice ("oom": the OOM ladder; "driver_error" or "fragmentation": the advice after a
+/// driver-side stop, memory::BuildDriverErrorLadder), stop_reason (null without a guard stop), oom (OomSignatureJson,
+/// null for a guard stop), start_available_gib, lowest_available_gib, pool_peak_gib, gpu_peak_gib, budget_gib,
+/// planned_peak_gib, guard_floor_gib (null when absent), headline, next_step, why, steps [{step, title, detail}].
 nlohmann::json RunMemoryJson(const RunMemory& m);
 
 /// [{step, title, detail}] of the ladder's four steps (`oom --json`, `analyze`'s memory).

@@ -81,7 +81,7 @@ void AddCheckpoint(JobGuardOptions& jo, RunRecorder& rec, const CheckpointOption
 }  // namespace
 
 std::unique_ptr<JobGuard> StartRunGuard(const HostView& ctx, RunRecorder& rec, const std::optional<RunGuardOptions>& o,
-                                        pid_t pid, const JobHold* hold) {
+                                        pid_t pid, const JobHold* hold, const std::optional<KmsgMark>& kernel_from) {
   if (!o) return nullptr;
   JobGuardOptions jo;
   jo.config = o->config;
@@ -100,11 +100,15 @@ std::unique_ptr<JobGuard> StartRunGuard(const HostView& ctx, RunRecorder& rec, c
   };
   jo.footprint = footprint;
   if (o->checkpoint) AddCheckpoint(jo, rec, *o->checkpoint, o->config.floor, pid, hold);
-  if (o->config.kernel_signals) {  // issue 33: from now on, an NVRM no-memory record stops the job
+  if (o->config.kernel_signals) {  // issue 33: from the mark on, an NVRM no-memory record stops the job
     std::string note;
-    if (auto k = KernelWatch::Start(ctx.fs, &note)) jo.kernel = std::make_shared<KernelWatch>(std::move(*k));
+    if (auto k = KernelWatch::Start(ctx.fs, &note, kernel_from))
+      jo.kernel = std::make_shared<KernelWatch>(std::move(*k));
     else if (!note.empty() && o->notes)
       *o->notes << "sparkops run: memory guard: " << note << "; NVRM NV_ERR_NO_MEMORY records will not stop the job\n";
+    auto frag = std::make_shared<FragmentationWatch>(ctx.fs);  // issue 33: no free 2 MiB block while the job grows
+    if (frag->note().empty()) jo.fragmentation = std::move(frag);
+    else if (o->notes) *o->notes << "sparkops run: memory guard: " << frag->note() << "\n";
   }
   Ledger initial;
   initial.mode = "run", initial.min_available_bytes = o->config.floor, initial.max_pressure = o->config.max_pressure;

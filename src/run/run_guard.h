@@ -29,7 +29,10 @@ struct RunGuardOptions {
 /// signal (events `checkpoint_requested`, `checkpoint_saved`).
 /// With config.kernel_signals it follows the kernel log from now on (an unreadable log is said once
 /// on `notes`).
+/// `kernel_from`: the kernel log's mark taken before the job was spawned (a record after it stops the
+/// job, even one logged before the guard started); absent: from now on.
 std::unique_ptr<JobGuard> StartRunGuard(const HostView& ctx, RunRecorder& rec, const std::optional<RunGuardOptions>& o,
-                                        pid_t pid, const JobHold* hold = nullptr);
+                                        pid_t pid, const JobHold* hold = nullptr,
+                                        const std::optional<KmsgMark>& kernel_from = std::nullopt);
 
 }  // namespace sparkops::guard

@@ -17,6 +17,7 @@
 #include "base/number_flag.h"
 #include "guard/event.h"
 #include "host/child.h"
+#include "host/kmsg_reader.h"
 #include "host/pidns.h"
 #include "host/proctable.h"
 #include "run/sentinel.h"
@@ -154,6 +155,10 @@ Result<SuperviseResult> Supervise(const HostView& ctx, RunRecorder& rec, const S
     ::close(g_signal_pipe[0]), ::close(g_signal_pipe[1]);
   };
 
+  // issue 33: the kernel log's mark before the spawn: a record the job's first milliseconds bring counts
+  // (the guard and the sampler start after the spawn). Unreadable: they start from their own start.
+  std::optional<KmsgMark> kmsg_mark;
+  if (auto m = KmsgMarkNow(ctx.fs)) kmsg_mark = *m;
   auto child = SpawnChild(o.argv, o.use_pty, o.hold ? o.hold->procs_fd() : -1);
   if (!child) {
     restore();
@@ -165,13 +170,15 @@ Result<SuperviseResult> Supervise(const HostView& ctx, RunRecorder& rec, const S
   if (o.hold && o.hold->mode() == JobHold::Mode::kCgroup && !o.hold->Holds(child->pid))
     o.hold->FallBack("the job could not be moved into " + o.hold->path());
   on_start(child->pid);
-  auto mem_guard = guard::StartRunGuard(ctx, rec, o.guard, child->pid, o.hold);
+  auto mem_guard = guard::StartRunGuard(ctx, rec, o.guard, child->pid, o.hold, kmsg_mark);
   SuperviseResult res;
   std::mutex mu;  // res.last_samples
   WriteFailures writes(rec);
   std::atomic<bool> stop{false};
   std::thread sampler_thread([&] {
-    Sampler sampler(ctx);
+    SamplerOptions so;
+    so.kernel_from = kmsg_mark;
+    Sampler sampler(ctx, so);
     if (!sampler.kernel_log_note().empty())  // issue 33: said once, in the run's events
       (void)rec.Event(std::chrono::system_clock::now(), "kernel_log_unreadable",
                       nlohmann::ordered_json{{"detail", sampler.kernel_log_note()}});

@@ -38,12 +38,16 @@ Sampler::Sampler(const HostView& ctx, SamplerOptions opts) : ctx_(ctx), gpu_(ctx
     if (k.error().kind != Error::Kind::kNotFound) kmsg_note_ = "kernel log not followed: " + k.error().message;
     return;
   }
-  KernelSignals before;
-  if (auto ok = k->Poll(&before); !ok) {
-    kmsg_note_ = "kernel log not followed: " + ok.error().message;
+  kmsg_.emplace(std::move(*k));
+  if (opts.kernel_from) {  // from the caller's mark: the first Take() reads what came after it
+    kmsg_after_ = opts.kernel_from->last_seq;
     return;
   }
-  kmsg_.emplace(std::move(*k));
+  KernelSignals before;
+  if (auto ok = kmsg_->Poll(&before); !ok) {
+    kmsg_note_ = "kernel log not followed: " + ok.error().message;
+    kmsg_.reset();
+  }
 }
 
 Sample Sampler::Take(GpuSnapshot* all_gpus, std::vector<SourceRead>* reads) {
@@ -86,7 +90,7 @@ Sample Sampler::Take(GpuSnapshot* all_gpus, std::vector<SourceRead>* reads) {
   if (auto h = ReadHostPressure(ctx_.fs)) s.host = std::move(h->p);  // issue #24
   if (kmsg_) {  // issue 33
     KernelSignals news;
-    if (kmsg_->Poll(&news)) s.kernel = std::move(news.signs);
+    if (kmsg_->Poll(&news, kmsg_after_)) s.kernel = std::move(news.signs);
   }
   if (s.mem) s.uma = ReadUmaPressure(ctx_.fs, *s.mem);
   return s;

@@ -23,6 +23,9 @@ struct SamplerOptions {
   /// Follow /dev/kmsg for new records (the sample's `kernel` signs). The exporter counts the log
   /// since boot in a collector of its own, so it turns this off.
   bool follow_kernel_log = true;
+  /// Follow from this mark (records after it appear in the first Take()); absent: from the
+  /// sampler's construction.
+  std::optional<KmsgMark> kernel_from;
 };
 
 class Sampler {
@@ -40,6 +43,7 @@ class Sampler {
   GpuReader gpu_;
   EnergyRates energy_;  ///< power averaged from the spbm energy counters between samples
   std::optional<KmsgReader> kmsg_;  ///< the kernel log, positioned after the records already there at start
+  std::optional<uint64_t> kmsg_after_;  ///< SamplerOptions::kernel_from: only records after it count
   std::string kmsg_note_;
 
  public:

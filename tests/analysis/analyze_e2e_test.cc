@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "journal_writer.h"
 #include "test_util.h"
 
 namespace sparkops {
@@ -103,6 +104,53 @@ TEST(AnalyzeE2E, RebootShowsTheLastKernelLinesTheFrozenBootLeft) {
   // Without pstore records (today's fixture root): no kernel lines, nothing invented.
   auto plain = Json({"analyze", "--root", Root(), RunDir("reboot"), "--json"});
   EXPECT_FALSE(plain["end"].contains("kernel_lines"));
+}
+
+// issue 33: the previous boot's kernel records from the persistent logs read as files: the systemd
+// journal (a crashed boot's `system@...journal~`, only entries of the run's boot id; a compressed
+// record is counted) and rsyslog's kern.log (the boot before the current one).
+TEST(AnalyzeE2E, RebootShowsThePreviousBootsRecordsFromTheJournalAndKernLog) {
+  TempDir root;
+  root.Write("proc/sys/kernel/random/boot_id", testing::ReadFileOrDie(Root() + "/proc/sys/kernel/random/boot_id"));
+  const std::string run_boot = "1f0e9b7c3a2d4e8f8c6b5d4a3b2c1e00";  // meta.json's, without dashes
+  std::vector<testing::JournalEntryIn> entries = {
+      {1795946000000000, run_boot, {"_TRANSPORT=kernel", "MESSAGE=Linux version 6.17.0-1008-nvidia"}, {}},
+      {1795947667000000,
+       run_boot,
+       {"_TRANSPORT=kernel", "MESSAGE=NVRM: nvAssertFailedNoLog: Assertion failed: NV_ERR_NO_MEMORY"},
+       {}},
+      {1795947668000000,
+       run_boot,
+       {"_TRANSPORT=kernel", "MESSAGE=NVRM: Xid (PCI:000f:01:00): 109, pid=1"},
+       {false, true}},
+      {1795947669000000, run_boot, {"_TRANSPORT=stdout", "MESSAGE=NVRM: a program's own output"}, {}},
+      {1795948000000000,
+       "00112233445566778899aabbccddeeff",
+       {"_TRANSPORT=kernel", "MESSAGE=NVRM: Xid 13 later boot"},
+       {}},
+  };
+  root.Write("var/log/journal/4f2d/system@0006a1b2c3d4e5f6-0123456789abcdef.journal~",
+             testing::JournalWriter(true).Build(entries, 2));
+  root.Write("var/log/journal/4f2d/user-1000.journal", "not read: not the system journal");
+  const std::string k = " spark-01 kernel: ";
+  root.Write("var/log/kern.log", "Nov 29 10:00:00" + k + "[    0.000000] Linux version 6.17.0-1008-nvidia\n" +
+                                     "Nov 29 10:41:09" + k +
+                                     "[ 2469.000000] INFO: task python3:4821 blocked for more than 120 seconds.\n" +
+                                     "Nov 29 11:02:00" + k + "[    0.000000] Linux version 6.17.0-1008-nvidia\n" +
+                                     "Nov 29 11:02:05" + k + "[    5.000000] NVRM: Xid 31 in the current boot\n");
+  auto j = Json({"analyze", "--root", root.path(), RunDir("reboot"), "--json"});
+  const auto lines = j["end"]["kernel_lines"];
+  ASSERT_EQ(lines.size(), 3u) << j["end"].dump(2);
+  EXPECT_EQ(lines[0],
+            "/var/log/journal/4f2d/system@0006a1b2c3d4e5f6-0123456789abcdef.journal~ 2026-11-29T10:21:07.000Z: NVRM: "
+            "nvAssertFailedNoLog: Assertion failed: NV_ERR_NO_MEMORY");
+  EXPECT_EQ(lines[1], "/var/log/journal: 1 compressed record not read");
+  EXPECT_EQ(lines[2], "/var/log/kern.log: INFO: task python3:4821 blocked for more than 120 seconds.");
+  auto r = RunInProcess({"analyze", "--root", root.path(), RunDir("reboot")}, {{"TZ", "UTC"}});
+  EXPECT_NE(r.out.find("last kernel lines before it"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("/var/log/kern.log: INFO: task python3:4821 blocked"), std::string::npos) << r.out;
+  auto html = RunInProcess({"analyze", "--root", root.path(), RunDir("reboot"), "--html", root.path() + "/r.html"});
+  EXPECT_NE(testing::ReadFileOrDie(root.path() + "/r.html").find("1 compressed record not read"), std::string::npos);
 }
 
 TEST(AnalyzeE2E, LogAndThermalFlagsWithoutARunDirectory) {

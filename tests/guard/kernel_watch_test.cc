@@ -110,6 +110,38 @@ TEST(KernelWatch, FollowsOnlyRecordsLoggedAfterItStarted) {
   EXPECT_TRUE(w->Poll());
 }
 
+// issue 33: `run` takes the mark before spawning the job; a record logged between the mark and the
+// guard's start (the job's first milliseconds) counts on the first poll.
+TEST(KernelWatch, FromAMarkTakenEarlierARecordLoggedBeforeTheStartCounts) {
+  testing::TempDir root;
+  root.Write("dev/kmsg", std::string("6,1590,1,-;Linux version 6.17.0\n") + kNoMem);  // seq 1600
+  auto mark = KmsgMarkNow(HostFs(root.path()));
+  ASSERT_TRUE(mark) << mark.error().message;
+  EXPECT_EQ(mark->last_seq, 1600u);
+  std::ofstream(root.path() + "/dev/kmsg", std::ios::app)
+      << "4,1601,3,-;NVRM: nvAssertFailedNoLog: Assertion failed: NV_ERR_NO_MEMORY\n";
+  std::string note;
+  auto late = KernelWatch::Start(HostFs(root.path()), &note);  // without the mark: history
+  ASSERT_TRUE(late);
+  EXPECT_FALSE(late->Poll());
+  auto w = KernelWatch::Start(HostFs(root.path()), &note, *mark);
+  ASSERT_TRUE(w);
+  auto s = w->Poll();
+  ASSERT_TRUE(s) << "the record after the mark was taken for history";
+  EXPECT_EQ(s->seq, 1601u);
+  EXPECT_FALSE(w->Poll()) << "each record once";
+  // An empty ring at the mark: every record counts.
+  testing::TempDir empty;
+  empty.Write("dev/kmsg", "");
+  auto none = KmsgMarkNow(HostFs(empty.path()));
+  ASSERT_TRUE(none);
+  EXPECT_FALSE(none->last_seq);
+  empty.Write("dev/kmsg", kNoMem);
+  auto e = KernelWatch::Start(HostFs(empty.path()), &note, *none);
+  ASSERT_TRUE(e);
+  EXPECT_TRUE(e->Poll());
+}
+
 TEST(KernelWatch, AbsentIsSilentUnreadableIsSaidOnce) {
   testing::TempDir root;
   std::string note;

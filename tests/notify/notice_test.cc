@@ -105,6 +105,17 @@ TEST(NotifyNotice, TextOfEachKind) {
             "the floor 8.0 GiB");
   EXPECT_EQ(NoticeText("memory_guard", Rec(R"({"action":"kill","reason":"pressure","psi_full_avg10":31.25})"), kCtx),
             "spark-01: the memory guard killed `python train.py --lr 1e-4`: memory pressure, PSI full avg10 31.2%");
+  // issue 33: a driver-side stop is no floor crossing (MemAvailable was far above the floor).
+  EXPECT_EQ(NoticeText("memory_guard", Rec(R"({"action":"terminate","reason":"kernel_nvrm_no_memory","signal":"SIGTERM",
+                              "mem_available_bytes":21474836480,"min_available_bytes":8589934592})"),
+                       kCtx),
+            "spark-01: the memory guard stopped `python train.py --lr 1e-4` (SIGTERM): the driver logged NVRM "
+            "NV_ERR_NO_MEMORY (the host may wedge)");
+  EXPECT_EQ(NoticeText("memory_guard", Rec(R"({"action":"terminate","reason":"fragmentation","signal":"SIGTERM",
+                              "mem_available_bytes":12884901888,"min_available_bytes":8589934592})"),
+                       kCtx),
+            "spark-01: the memory guard stopped `python train.py --lr 1e-4` (SIGTERM): no free 2 MiB block for the "
+            "driver while the job grew (the host may wedge)");
   EXPECT_EQ(NoticeText("throttle_start", Rec(R"({"reasons":"sw_thermal","gpu_temp_c":87,"sm_clock_mhz":1200})"), kCtx),
             "spark-01: GPU clocks throttled (sw_thermal), GPU 87 C, SM 1200 MHz during `python train.py --lr 1e-4`");
   EXPECT_EQ(NoticeText("kernel_xid", Rec(R"({"code":79,"line":"NVRM: Xid (PCI:0000:01:00): 79, GPU has fallen off"})"),

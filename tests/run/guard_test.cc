@@ -38,6 +38,13 @@ using testing::LiveRun;
 std::vector<nlohmann::json> OfType(const std::string& dir, const std::string& type) {
   return testing::RunEventsOfType(dir, type);
 }
+
+std::vector<nlohmann::json> OfTypeSoFar(const std::string& dir, const std::string& type) {
+  std::vector<nlohmann::json> out;
+  for (auto& e : testing::RunEventsSoFar(dir))
+    if (e["type"] == type) out.push_back(e);
+  return out;
+}
 LiveRun Start(const std::string& root, const std::string& dir, std::vector<std::string> flags,
               const std::string& script) {
   return testing::StartRun(root, dir, flags, script);
@@ -224,6 +231,106 @@ TEST(RunGuard, DriverNoMemoryRecordStopsTheJob) {
             std::string::npos);
   auto text = testing::RunBinary({"analyze", lr.dir});
   EXPECT_NE(text.out.find("cause    driver_memory_error"), std::string::npos) << text.out;
+}
+
+// issue 33: a record logged in the job's first milliseconds (here by the job itself, before anything
+// else) is not history: run takes the kernel log's mark before spawning the job. The ring holds many
+// older records, so that reading it after the spawn (as run did before) would take the job's record
+// for one of them.
+TEST(RunGuard, ARecordLoggedAsTheJobStartsStopsIt) {
+  FakeHost h(20 * kGiB);
+  std::string ring;
+  for (int i = 0; i < 60000; ++i)
+    ring += "6," + std::to_string(2000 + i) + ",1000,-;usb 1-1: new high-speed USB device number " + std::to_string(i) +
+            " using xhci_hcd\n";
+  h.Put("dev/kmsg", kOldNoMem + ring);  // seq 1480 here is history
+  const std::string record = "4,900000,1900000000,-;NVRM: nvAssertFailedNoLog: Assertion failed: NV_ERR_NO_MEMORY";
+  const std::string job = "printf '%s\\n' '" + record + "' >> '" + h.root + "/dev/kmsg'; " + kTrapsTerm;
+  testing::ScopedEnv ledger("SPARKOPS_GUARD_LEDGER", h.d.path() + "/ledgers");
+  auto lr = Start(h.root, h.d.path() + "/r", {"--grace", "5"}, job);
+  const bool stopped = WaitForLog(lr.dir, "got TERM", 15s);
+  EXPECT_TRUE(stopped) << "the job was not stopped within 15 s";
+  if (!stopped) ::kill(lr.child.pid, SIGTERM);  // run forwards it: the job's trap ends it
+  std::string err;
+  EXPECT_EQ(Finish(lr, &err), 75) << err;
+  auto g = OfType(lr.dir, "memory_guard");
+  ASSERT_EQ(g.size(), 1u) << ReadFileOrDie(lr.dir + "/events.jsonl");
+  EXPECT_EQ(g[0]["reason"], "kernel_nvrm_no_memory");
+  EXPECT_EQ(g[0]["kernel_line"], "NVRM: nvAssertFailedNoLog: Assertion failed: NV_ERR_NO_MEMORY");
+  auto sampled = OfType(lr.dir, "kernel_nvrm_no_memory");
+  ASSERT_EQ(sampled.size(), 1u) << "the sampler counts it too, and not the older record";
+  EXPECT_EQ(sampled[0]["seq"], 900000);
+}
+
+// issue 33: the fragmentation trigger end to end. The fixture's meminfo falls (the job grows) under
+// twice the 8 GiB floor while its buddyinfo is rewritten: free 2 MiB blocks first (no stop), then none
+// in the zones that serve the driver (Movable's do not count): the guard stops the job.
+std::string FragMeminfo(double avail_gib) {
+  const auto kib = [](double gib) { return std::to_string(static_cast<uint64_t>(gib * 1024 * 1024)); };
+  return "MemTotal: " + kib(32) + " kB\nMemFree: 1024 kB\nMemAvailable: " + kib(avail_gib) +
+         " kB\nBuffers: 0 kB\nCached: " + kib(3) + " kB\nShmem: 0 kB\nHugepagesize: 2048 kB\n";
+}
+constexpr const char* kBuddyFree = "Node 0, zone   Normal   900  400  100   30    9    3    1    1    1    4    2\n";
+constexpr const char* kBuddyNone =
+    "Node 0, zone    DMA32     5    5    5    5    5    5    5    5    5    0    0\n"
+    "Node 0, zone   Normal   900  400  100   30    9    3    1    1    1    0    0\n"
+    "Node 0, zone  Movable     0    0    0    0    0    0    0    0    0   12   40\n";
+
+TEST(RunGuard, NoFreeTwoMiBBlockWhileTheJobGrowsStopsIt) {
+  for (bool kernel_signals : {true, false}) {
+    SCOPED_TRACE(kernel_signals ? "--kernel-signals on" : "--kernel-signals off");
+    FakeHost h(20 * kGiB);
+    double avail = 15.0;  // under twice the floor from the start
+    h.Put("proc/meminfo", FragMeminfo(avail));
+    h.Put("proc/buddyinfo", kBuddyFree);
+    std::vector<std::string> flags = {"--min-available", "8G", "--grace", "5"};
+    if (!kernel_signals) flags.insert(flags.end(), {"--kernel-signals", "off"});
+    auto lr = Start(h.root, h.d.path() + "/r", flags, kTrapsTerm);
+    auto grow = [&] {  // the job takes 0.15 GiB every 0.3 s, never down to the floor
+      avail = std::max(8.5, avail - 0.15);
+      h.Put("proc/meminfo", FragMeminfo(avail));
+      std::this_thread::sleep_for(300ms);
+    };
+    for (int i = 0; i < 12; ++i) grow();  // 3.6 s: a full growth window, 2 MiB blocks still free
+    EXPECT_TRUE(OfTypeSoFar(lr.dir, "memory_guard").empty()) << "stopped while 2 MiB blocks were free";
+    h.Put("proc/buddyinfo", kBuddyNone);
+    bool stopped = false;
+    // Bound immune to a busy machine: the guard reads buddyinfo once a second.
+    for (auto t0 = std::chrono::steady_clock::now(); !stopped && std::chrono::steady_clock::now() - t0 < 12s;) {
+      grow();
+      stopped = ReadFileOrDie(lr.dir + "/train.log").find("got TERM") != std::string::npos;
+      if (!kernel_signals && std::chrono::steady_clock::now() - t0 > 4s) break;  // long enough to have acted
+    }
+    if (!kernel_signals || !stopped) {
+      EXPECT_EQ(stopped, kernel_signals) << "stopped on fragmentation, --kernel-signals "
+                                         << (kernel_signals ? "on" : "off");
+      ::kill(lr.child.pid, SIGTERM);  // run forwards it; the job's trap exits 0
+      (void)Finish(lr);
+      EXPECT_TRUE(OfType(lr.dir, "memory_guard").empty()) << ReadFileOrDie(lr.dir + "/events.jsonl");
+      continue;
+    }
+    std::string err;
+    EXPECT_EQ(Finish(lr, &err), 75) << err;
+    EXPECT_NE(err.find("no free 2 MiB block for the driver while the job grew"), std::string::npos) << err;
+    auto g = OfType(lr.dir, "memory_guard");
+    ASSERT_EQ(g.size(), 1u) << ReadFileOrDie(lr.dir + "/events.jsonl");
+    EXPECT_EQ(g[0]["reason"], "fragmentation");
+    const std::string b = g[0]["buddyinfo"];
+    EXPECT_NE(b.find("no free 2 MiB block (order 9 on 4 KiB pages) in DMA32, Normal"), std::string::npos) << b;
+    EXPECT_NE(b.find("MemAvailable fell"), std::string::npos) << b;
+    EXPECT_LT(g[0]["mem_available_bytes"].get<double>(), 16.0 * kGiB);
+    EXPECT_GT(g[0]["mem_available_bytes"].get<double>(), 8.0 * kGiB) << "the floor did not act: the blocks did";
+    auto summary = nlohmann::json::parse(ReadFileOrDie(lr.dir + "/summary.json"));
+    EXPECT_EQ(summary["end"]["cause"], "fragmentation");
+    ASSERT_FALSE(summary["end"]["evidence"].empty());
+    EXPECT_NE(summary["end"]["evidence"][0].get<std::string>().find("order 9 on 4 KiB pages"), std::string::npos);
+    EXPECT_EQ(summary["memory"]["advice"], "fragmentation");
+    auto text = testing::RunBinary({"analyze", lr.dir});
+    EXPECT_NE(text.out.find("cause    fragmentation"), std::string::npos) << text.out;
+    EXPECT_NE(text.out.find("no free 2 MiB block for the driver while the job grew (buddyinfo:"), std::string::npos)
+        << text.out;
+    EXPECT_NE(text.out.find("next: 1. save and stop: the host may wedge"), std::string::npos) << text.out;
+  }
 }
 
 TEST(RunGuard, KernelSignalsOffAndRecordsFromBeforeTheStartDoNotStopTheJob) {

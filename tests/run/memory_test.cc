@@ -123,6 +123,50 @@ TEST(RunMemory, GuardStopWithoutSamplesOrPlanSaysWhatIsMissing) {
   EXPECT_TRUE(RunMemoryJson(*m)["oom"].is_null());
 }
 
+// issue 33: after the guard stopped the job on a driver-side sign, the advice is not the OOM ladder's flush.
+TEST(RunMemory, DriverSideStopsGiveTheSaveAndStopAdvice) {
+  struct Case {
+    const char* reason;       ///< the guard stop's reason ("" for none)
+    const char* end_cause;    ///< AnalysisResult::end.cause
+    const char* advice;       ///< RunMemoryJson's "advice"
+    const char* first_title;  ///< step 1
+    const char* headline_has;
+  };
+  const Case cases[] = {
+      {"min_available", "", "oom", "flush the page cache", "the memory guard stopped the job;"},
+      {"kernel_nvrm_no_memory", "driver_memory_error", "driver_error", "save and stop: the host may wedge",
+       "on the driver's NVRM NV_ERR_NO_MEMORY record"},
+      {"fragmentation", "", "fragmentation", "save and stop: the host may wedge", "no free 2 MiB blocks"},
+      {"min_available", "driver_memory_error", "driver_error", "save and stop: the host may wedge",
+       "the memory guard stopped the job;"},  // records near the end, the floor acted first
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.reason + std::string("/") + c.end_cause);
+    AnalysisResult r = RunWithPool({100.0, 40.0, 7.0});  // 9 GiB of page cache after the first sample
+    r.end.cause = c.end_cause;
+    r.events.push_back(
+        {1500, "memory_guard", {{"action", "terminate"}, {"reason", c.reason}, {"min_available_bytes", 8 * kGiB}}});
+    auto m = DescribeRunMemory(r, OomSignature{}, std::nullopt);
+    ASSERT_TRUE(m);
+    EXPECT_EQ(m->ladder.steps.at(0).title, c.first_title);
+    EXPECT_EQ(m->ladder.next, 1);
+    EXPECT_NE(m->headline.find(c.headline_has), std::string::npos) << m->headline;
+    auto j = RunMemoryJson(*m);
+    EXPECT_EQ(j["advice"], c.advice);
+    EXPECT_EQ(j["stop_reason"], c.reason);
+    const std::string text = RunMemoryText(*m);
+    if (std::string(c.advice) == "oom") continue;
+    // every step in the text, in order: save/stop, reboot if it repeats, reduce, flush only if it lifts
+    size_t a = text.find("next: 1. save and stop"), b = text.find("2. reboot before the next run"),
+           d = text.find("3. reduce the job's memory"), e = text.find("4. flush the page cache only if");
+    ASSERT_NE(a, std::string::npos) << text;
+    EXPECT_TRUE(a < b && b < d && d < e && e != std::string::npos) << text;
+    EXPECT_EQ(text.find("OOM ladder step 1"), std::string::npos) << text;
+    EXPECT_NE(RenderHtmlReport(r, &*m).find("<li class=\"next\"><b>save and stop: the host may wedge</b>"),
+              std::string::npos);
+  }
+}
+
 TEST(RunMemory, TheOomEventRunRecordedStandsInForLogText) {
   AnalysisResult r = RunWithPool({50, 0.5});
   r.events.push_back(
