@@ -29,12 +29,14 @@
 #include "guard/event.h"
 #include "guard/ledger.h"
 #include "guard/pidfd.h"
+#include "guard/unit_stop.h"
 #include "guard/victim.h"
 #include "guard/watcher.h"
 #include "host/dropcaches.h"
 #include "host/gpu.h"
 #include "host/pidns.h"
 #include "host/proctable.h"
+#include "run/job_cgroup.h"
 
 namespace sparkops {
 
@@ -80,6 +82,23 @@ std::vector<guard::Candidate> Candidates(const Context& ctx, std::set<uint32_t>&
   }
   protect.insert(static_cast<uint32_t>(::getpid()));
   return out;
+}
+
+/// The whole unit to stop for `victim` (guard/victim.h's ChooseStop), opened; nullopt with `choice`
+/// saying why when the process is stopped alone.
+std::optional<guard::UnitStop> UnitToStop(const std::vector<guard::Candidate>& cands, const guard::Candidate& victim,
+                                          const guard::VictimRules& rules,
+                                          const std::optional<std::pair<std::string, std::string>>& cgroup2,
+                                          guard::StopChoice& choice) {
+  std::set<std::string> protected_cgroups;  // the guard's, its ancestors', PID 1's
+  for (const guard::Candidate& c : cands)
+    if ((c.pid == 1 || rules.protect.count(c.pid)) && !c.cgroup.empty()) protected_cgroups.insert(c.cgroup);
+  choice = guard::ChooseStop(victim, protected_cgroups, rules);
+  if (choice.unit.empty()) return std::nullopt;
+  auto dir = cgroup2 ? guard::CgroupDir(cgroup2->first, cgroup2->second, choice.cgroup) : std::nullopt;
+  auto unit = dir ? guard::UnitStop::Open(*dir, choice.cgroup, static_cast<pid_t>(victim.pid)) : std::nullopt;
+  if (!unit) choice = {"", "", "no cgroup v2 directory of " + choice.unit + " lists it"};
+  return unit;
 }
 
 /// --avoid-user: a user name or a numeric uid.
@@ -132,7 +151,8 @@ int CmdGuard(Context& ctx, const std::vector<std::string>& args) {
                   "('^/usr/sbin/sshd$'): the command line is never used");
   app->add_option("--avoid-user", avoid_users, "never choose this user's processes (name or uid; repeatable)");
   app->add_option("--avoid-unit", avoid_units,
-                  "never choose processes of this systemd unit (sshd.service; repeatable)");
+                  "never choose processes of this systemd unit (sshd.service; repeatable); other units are stopped "
+                  "whole (docs/memory-guard.md)");
   app->add_flag("--dry-run", dry_run, "log what would be done; signal nothing");
   NotifyFlags notify_flags;
   notify_flags.Add(*app);
@@ -229,6 +249,10 @@ int CmdGuard(Context& ctx, const std::vector<std::string>& args) {
     ~NotifierScope() { g_notifier = nullptr; }
   } notifier_scope(notifier.get());
 
+  const auto cgroup2 = [] {  // where a unit's cgroup is, to stop it whole
+    auto mi = HostFs("/").Read("/proc/self/mountinfo", 1u << 20);
+    return mi ? ParseCgroup2Mount(*mi) : std::nullopt;
+  }();
   guard::State state;
   std::string kernel_line;  // a no-memory record not yet acted on (kept while the victim is chosen again)
   while (!g_quit) {
@@ -274,6 +298,8 @@ int CmdGuard(Context& ctx, const std::vector<std::string>& args) {
       continue;
     }
     const guard::Candidate& victim = cands[*v];
+    guard::StopChoice choice;
+    std::optional<guard::UnitStop> unit = UnitToStop(cands, victim, rules, cgroup2, choice);
     // The pidfd names this process (PID and start time checked after opening) until it is closed:
     // neither signal can reach a process that took its PID later.
     int open_err = 0;
@@ -293,7 +319,15 @@ int CmdGuard(Context& ctx, const std::vector<std::string>& args) {
         continue;
       }
     }
-    const int term_err = pidfd ? pidfd->Signal(SIGTERM) : 0;
+    // A unit is stopped whole: SIGTERM to each of its processes, after the grace cgroup.kill.
+    size_t unit_processes = 0;
+    auto send = [&](int sig) {
+      if (unit) unit_processes = unit->Signal(sig);
+      if (unit_processes > 0) return 0;
+      return pidfd->Signal(sig);  // the process alone, or the unit's members could not be reached
+    };
+    auto gone = [&](double t) { return unit ? unit->WaitEmpty(t) : pidfd->WaitExit(t); };
+    const int term_err = pidfd ? send(SIGTERM) : 0;
     const double t_term = guard::MonoSeconds();
     auto event = [&] {
       auto e = Head("memory_guard");
@@ -308,7 +342,14 @@ int CmdGuard(Context& ctx, const std::vector<std::string>& args) {
       if (victim.oom_score) e["oom_score"] = *victim.oom_score;
       e["name"] = victim.name;
       e["cmdline"] = victim.cmdline;
-      if (!dry_run) e["via"] = "pidfd";
+      if (!dry_run) e["via"] = unit && a.killed && unit->used_cgroup_kill() ? "cgroup.kill" : "pidfd";
+      if (unit) {
+        e["unit"] = choice.unit;
+        e["unit_cgroup"] = choice.cgroup;
+        if (!dry_run) e["unit_processes"] = unit_processes;
+      } else if (!guard::UnitOf(victim.cgroup).empty()) {
+        e["unit_not_stopped"] = choice.why_process;  // in a unit, stopped alone: why
+      }
       if (term_err != 0 && term_err != ESRCH) e["signal_error"] = std::strerror(term_err);
       e["dry_run"] = dry_run;
       e["candidates"] = cands.size();
@@ -321,21 +362,22 @@ int CmdGuard(Context& ctx, const std::vector<std::string>& args) {
     while (pidfd && !exited && !g_quit) {
       const double left = grace - (guard::MonoSeconds() - t_term);
       if (left <= 0) break;
-      exited = pidfd->WaitExit(left);
+      exited = gone(left);
     }
-    if (pidfd && !exited && !g_quit && pidfd->Signal(SIGKILL) == 0) {
+    if (pidfd && !exited && !g_quit && send(SIGKILL) == 0) {
       a.killed = true;
       a.wall = std::chrono::system_clock::now();  // the kill's own reading, not the SIGTERM's
       if (auto now = reader.Read(guard::MonoSeconds())) a.reading = *now;
       ledger.Count("kill", guard::ToString(d.reason));
       Emit(ctx, event());
-      exited = pidfd->WaitExit(grace > 1 ? grace : 1);
+      exited = gone(grace > 1 ? grace : 1);
     }
     if (pidfd && exited) {
       auto e = Head("victim_exited");
       e["pid"] = victim.pid;
       e["start_ticks"] = victim.start_ticks;
       e["after_s"] = guard::MonoSeconds() - t_term;
+      if (unit) e["unit"] = choice.unit;  // every process of it
       Emit(ctx, e);
     }
     state = {};

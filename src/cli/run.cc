@@ -1,4 +1,5 @@
-// sparkops run [--out DIR] [--interval S] [--grace S] [--notify URL] [--notify-cmd CMD] -- CMD ARGS...
+// sparkops run [--limit-from-plan] [--out DIR] [--interval S] [--grace S] [--notify URL] [--notify-cmd CMD] -- CMD
+ // ARGS...
 #include <fmt/format.h>
 #include <unistd.h>
 
@@ -19,11 +20,13 @@
 #include "cli/notify_flags.h"
 #include "cli/run_memory.h"
 #include "host/bootid.h"
+#include "host/meminfo.h"
 #include "memory/ladder.h"
 #include "notify/notifier.h"
 #include "report/analysis.h"
 #include "report/html.h"
 #include "run/peak_recorder.h"
+#include "run/plan_limits.h"
 #include "run/supervisor.h"
 #include "telemetry/terminal_text.h"
 
@@ -69,6 +72,29 @@ void WarnContention(Context& ctx) {
   }
 }
 
+/// --limit-from-plan: writes the levels into the job's cgroup, says once what holds and what does
+/// not, and returns meta.json's `memory_limits`.
+nlohmann::ordered_json ApplyLimits(Context& ctx, const JobHold& hold, const PlanLimits& l) {
+  nlohmann::ordered_json j = {{"memory_high_bytes", l.high},
+                              {"memory_max_bytes", l.max},
+                              {"capped_at_memtotal", l.capped}};
+  auto set = hold.mode() == JobHold::Mode::kCgroup
+                 ? hold.SetLimits(l.high, l.max)
+                 : Result<void>(IoError("the job is not in a cgroup of its own (" + hold.why_not_cgroup() + ")"));
+  j["set"] = set.has_value();
+  if (set) {
+    ctx.err << fmt::format(
+        "sparkops run: job cgroup limited from the plan: memory.high {:.2f} GiB, memory.max {:.2f} GiB{} "
+        "(CPU-side memory; the driver's GPU allocations are not counted)\n",
+        ToGiB(l.high), ToGiB(l.max), l.capped ? " (capped at MemTotal)" : "");
+  } else {
+    j["why_not_set"] = set.error().message;
+    ctx.err << "sparkops run: --limit-from-plan: no memory limit set: " << set.error().message
+            << "; the run goes on with the memory guard only\n";
+  }
+  return j;
+}
+
 }  // namespace
 
 int CmdRun(Context& ctx, const std::vector<std::string>& args) {
@@ -91,6 +117,10 @@ int CmdRun(Context& ctx, const std::vector<std::string>& args) {
   app->add_option("--plan-from", plan_from,
                   "a training config (as plan --from): its plan is recorded as --plan-args' is (combines with them)")
       ->check(NonEmpty());
+  bool limit_from_plan = false;
+  app->add_flag("--limit-from-plan", limit_from_plan,
+                "set the job cgroup's memory.high/memory.max from the plan (--plan-from/--plan-args; "
+                "docs/memory-guard.md)");
   NotifyFlags notify_flags;
   notify_flags.Add(*app);
   GuardFlags guard_flags;
@@ -132,6 +162,20 @@ int CmdRun(Context& ctx, const std::vector<std::string>& args) {
       return kExitUsage;
     }
     plan_json = std::move(*planned);
+  }
+  std::optional<PlanLimits> limits;
+  if (limit_from_plan) {
+    if (plan_json.empty()) {
+      ctx.err << "sparkops run: --limit-from-plan needs the job's plan: give --plan-from FILE or --plan-args\n";
+      return kExitUsage;
+    }
+    auto mi = ReadMemInfo(ctx.fs);
+    auto l = LimitsFromPlan(plan_json, mi ? mi->total : std::nullopt);
+    if (!l) {
+      ctx.err << "sparkops run: --limit-from-plan: " << l.error().message << "\n";
+      return kExitUsage;
+    }
+    limits = *l;
   }
   if (out_dir.empty()) out_dir = DefaultRunDir();
   std::optional<guard::Config> guard_config;
@@ -180,6 +224,7 @@ int CmdRun(Context& ctx, const std::vector<std::string>& args) {
   // SPARKOPS_RUN_HOLD=subreaper: the fallback even where a cgroup could be made (tests, troubleshooting).
   JobHold hold = ctx.Getenv("SPARKOPS_RUN_HOLD") == "subreaper" ? JobHold::Subreaper("SPARKOPS_RUN_HOLD=subreaper")
                                                                 : JobHold::Make();
+  if (limits) meta["memory_limits"] = ApplyLimits(ctx, hold, *limits);
   SuperviseOptions so;
   so.hold = &hold;
   so.argv = command;
@@ -201,6 +246,11 @@ int CmdRun(Context& ctx, const std::vector<std::string>& args) {
     meta["job_hold"] = {{"mode", hold.ModeName()}};
     if (hold.mode() == JobHold::Mode::kCgroup) meta["job_hold"]["cgroup"] = hold.path();
     else meta["job_hold"]["why_not_cgroup"] = hold.why_not_cgroup();
+    if (limits && meta["memory_limits"]["set"] == true && hold.mode() != JobHold::Mode::kCgroup) {
+      meta["memory_limits"]["set"] = false;  // the job could not be moved into the limited cgroup
+      meta["memory_limits"]["why_not_set"] = hold.why_not_cgroup();
+      ctx.err << "sparkops run: --limit-from-plan: no memory limit holds the job: " << hold.why_not_cgroup() << "\n";
+    }
     ctx.err << "sparkops run: job held "
             << (hold.mode() == JobHold::Mode::kCgroup ? "in cgroup " + hold.path()
                                                       : "by run as child subreaper (" + hold.why_not_cgroup() + ")")
@@ -222,7 +272,13 @@ int CmdRun(Context& ctx, const std::vector<std::string>& args) {
   nlohmann::ordered_json exit_fields;
   if (res->term_signal) exit_fields["signal"] = strsignal(*res->term_signal);  // either the signal ...
   else exit_fields["code"] = res->status;                                      // ... or the exit status
-  if (auto peak = hold.MemoryPeak()) exit_fields["cgroup_memory_peak_bytes"] = *peak;
+  std::optional<CgroupPeak> cgroup_peak;  // the job's own memory (CPU-side on a GB10)
+  if (auto peak = hold.MemoryPeak()) cgroup_peak = CgroupPeak{*peak, "memory.peak"};
+  else if (res->cgroup_current_max) cgroup_peak = CgroupPeak{*res->cgroup_current_max, "memory.current"};
+  if (cgroup_peak) {
+    exit_fields["cgroup_memory_peak_bytes"] = cgroup_peak->bytes;
+    exit_fields["cgroup_memory_peak_source"] = cgroup_peak->source;
+  }
   (void)rec->Event(now, "exit", exit_fields);
 
   // The report: the same analysis `sparkops analyze DIR` gives.
@@ -235,6 +291,9 @@ int CmdRun(Context& ctx, const std::vector<std::string>& args) {
         memory = RunMemoryOf(ctx, *a);
         nlohmann::json summary = RenderAnalysisJson(*a);
         summary["memory"] = memory ? RunMemoryJson(*memory) : nlohmann::json();
+        summary["job_cgroup_memory_peak"] =
+            cgroup_peak ? nlohmann::json{{"bytes", cgroup_peak->bytes}, {"source", cgroup_peak->source}}
+                        : nlohmann::json();
         (void)rec->WriteFile("summary.json", JsonText(summary) + "\n");
         (void)rec->WriteFile("report.html", RenderHtmlReport(*a, memory ? &*memory : nullptr));
         verdict = a->Verdict();
@@ -243,7 +302,7 @@ int CmdRun(Context& ctx, const std::vector<std::string>& args) {
       }
     }
   }
-  const std::string peak_note = plan_args.empty() ? "" : RecordPeak(ctx, *rec, out_dir);
+  const std::string peak_note = plan_args.empty() ? "" : RecordPeak(ctx, *rec, out_dir, cgroup_peak);
   res->live->Close();  // the rest of the job's output first, then run's own lines
   if (!peak_note.empty()) ctx.err << "sparkops run: " << peak_note << "\n";
   if (!verdict.empty()) ctx.err << "sparkops run: " << verdict << "\n";

@@ -13,6 +13,32 @@ std::string UnitOf(std::string_view cgroup) {
   return "";
 }
 
+StopChoice ChooseStop(const Candidate& victim, const std::set<std::string>& protected_cgroups,
+                      const VictimRules& rules) {
+  const std::string_view cg = victim.cgroup;
+  const size_t slash = cg.rfind('/');
+  const std::string_view leaf = slash == std::string_view::npos ? cg : cg.substr(slash + 1);
+  if (!leaf.ends_with(".service") && !leaf.ends_with(".scope"))
+    return {"", "", "its cgroup is not a systemd service or scope"};
+  // Every component above the unit is a slice: a unit nested in another unit (user@1000.service's
+  // app.slice) or in a delegated tree is the owner's to manage, and then its processes are stopped
+  // one by one.
+  const std::string_view above = cg.substr(0, slash);
+  if (!above.starts_with("/system.slice") && !above.starts_with("/user.slice"))
+    return {"", "", "its unit is not under system.slice or user.slice"};
+  for (std::string_view rest = above.substr(1); !rest.empty();) {
+    const size_t next = rest.find('/');
+    if (!rest.substr(0, next).ends_with(".slice")) return {"", "", "its unit is inside another unit"};
+    rest = next == std::string_view::npos ? std::string_view() : rest.substr(next + 1);
+  }
+  const std::string unit(leaf);
+  if (rules.avoid_units.count(unit)) return {"", "", "--avoid-unit " + unit};
+  for (const std::string& p : protected_cgroups)
+    if (p == cg || (p.size() > cg.size() && p.starts_with(cg) && p[cg.size()] == '/'))
+      return {"", "", "the guard, an ancestor of it or PID 1 is in " + unit};
+  return {unit, std::string(cg), ""};
+}
+
 std::optional<size_t> PickVictim(std::span<const Candidate> c, const VictimRules& rules) {
   auto exe_or_cmd = [](const std::optional<Pattern>& p, const Candidate& k) {
     return p && (p->Search(k.exe) || p->Search(k.cmdline));

@@ -47,6 +47,20 @@ struct VictimRules {
 /// ("/system.slice/sshd.service" -> "sshd.service"); "" when none.
 std::string UnitOf(std::string_view cgroup);
 
+/// How the host guard stops the victim it chose (like systemd-oomd, a whole unit where it can).
+struct StopChoice {
+  std::string unit;         ///< "x.service" / "y.scope": stop the unit's whole cgroup; "" the process alone
+  std::string cgroup;       ///< the unit's cgroup v2 path (the victim's), when `unit` is set
+  std::string why_process;  ///< why the process alone, when `unit` is ""
+};
+
+/// Pure: the whole unit when the victim's cgroup (v2 path) has a .service or .scope unit as its
+/// last component, directly under /system.slice or a slice below /system.slice or /user.slice; the
+/// unit is not in --avoid-unit; and no cgroup in `protected_cgroups` (those of the guard, its
+/// ancestors and PID 1) is that cgroup or below it. Otherwise the process alone, with the reason.
+StopChoice ChooseStop(const Candidate& victim, const std::set<std::string>& protected_cgroups,
+                      const VictimRules& rules);
+
 /// Index of the victim in `c`, or nullopt when none may be chosen. Never PID <= 1, a protected PID,
 /// a kernel thread, oom_score_adj -1000, or a process with no resident memory reading (it has
 /// exited). --only keeps those whose exe or command line matches; --avoid/--avoid-user/--avoid-unit

@@ -64,9 +64,15 @@ Result<Calibration> ParseCalibration(std::string_view plan_text, std::string_vie
     if (!v) return std::unexpected(v.error());
     *dst = *v;
   }
-  for (auto [key, what] : {std::pair{"pool_drop_peak_bytes", "pool drop (MemAvailable)"},
-                           {"gpu_process_peak_bytes", "GPU per-process"},
-                           {"process_rss_peak_bytes", "process RSS"}}) {
+  // The job cgroup's peak comes before the RSS sum (every descendant, shared pages once, page cache
+  // it caused) but after the pool-wide figures: on a GB10 it leaves out the driver's GPU allocations.
+  std::string cgroup_what = "job cgroup (memory.peak)";
+  if (auto src = peak.find("cgroup_memory_peak_source"); src != peak.end() && *src == "memory.current")
+    cgroup_what = "job cgroup (largest memory.current sampled)";
+  for (auto [key, what] : {std::pair{"pool_drop_peak_bytes", std::string("pool drop (MemAvailable)")},
+                           {"gpu_process_peak_bytes", std::string("GPU per-process")},
+                           {"cgroup_memory_peak_bytes", cgroup_what},
+                           {"process_rss_peak_bytes", std::string("process RSS")}}) {
     auto it = peak.find(key);
     if (it == peak.end() || it->is_null()) continue;
     auto v = Number(peak, key, peak_file, false);
@@ -76,7 +82,7 @@ Result<Calibration> ParseCalibration(std::string_view plan_text, std::string_vie
     return c;
   }
   return InputError(
-      fmt::format("{}: no measured peak (pool_drop_peak_bytes, gpu_process_peak_bytes or "
+      fmt::format("{}: no measured peak (pool_drop_peak_bytes, gpu_process_peak_bytes, cgroup_memory_peak_bytes or "
                   "process_rss_peak_bytes)",
                   peak_file));
 }

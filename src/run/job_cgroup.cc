@@ -15,6 +15,7 @@
 #include "guard/pidfd.h"
 #include "host/hostfs.h"
 #include "host/proctable.h"
+#include "run/plan_limits.h"
 
 namespace sparkops {
 
@@ -268,13 +269,7 @@ std::optional<uint64_t> JobHold::MemoryPeak() const {
 
 Result<void> JobHold::SetLimits(std::optional<uint64_t> high, std::optional<uint64_t> max) const {
   if (dir_fd_ < 0) return IoError("memory limits need the job's cgroup; " + why_);
-  for (auto [name, v] : {std::pair{"memory.high", high}, std::pair{"memory.max", max}}) {
-    if (!v) continue;
-    if (!WriteAt(dir_fd_, name, (std::to_string(*v) + "\n").c_str()))
-      return IoError("cannot write " + dir_ + "/" + name + ": " + std::strerror(errno) +
-                     " (the memory controller is not enabled for this cgroup)");
-  }
-  return {};
+  return WriteMemoryLimits(dir_, high, max);
 }
 
 }  // namespace sparkops

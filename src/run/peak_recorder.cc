@@ -20,7 +20,8 @@ Result<std::string> PlanFromArgs(const std::string& plan_args, const PlanCommand
   return out.str();
 }
 
-std::string RecordPeak(const HostView& ctx, RunRecorder& rec, const std::string& dir) {
+std::string RecordPeak(const HostView& ctx, RunRecorder& rec, const std::string& dir,
+                       const std::optional<CgroupPeak>& cgroup) {
   auto zone = LocalZone::Make("UTC", ctx.fs);
   if (!zone) return "no UTC zone";
   auto series = ReadThermalCsv(dir + "/thermal.csv", *zone);
@@ -28,6 +29,8 @@ std::string RecordPeak(const HostView& ctx, RunRecorder& rec, const std::string&
   const MeasuredPeaks p = PeaksFromThermal(*series);
   nlohmann::ordered_json j = {{"pool_drop_peak_bytes", OrNull(p.pool_drop)},
                               {"gpu_process_peak_bytes", OrNull(p.gpu_process)}};
+  j["cgroup_memory_peak_bytes"] = cgroup ? nlohmann::ordered_json(cgroup->bytes) : nlohmann::ordered_json();
+  j["cgroup_memory_peak_source"] = cgroup ? nlohmann::ordered_json(cgroup->source) : nlohmann::ordered_json();
   if (!rec.WriteFile("peak.json", JsonText(j) + "\n")) return "cannot write peak.json";
   return "";
 }

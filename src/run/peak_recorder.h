@@ -23,8 +23,17 @@ using PlanCommand = std::function<int(const std::vector<std::string>& args, std:
 /// so a mistyped --plan-args is exit 2 at once, not a note after hours.
 Result<std::string> PlanFromArgs(const std::string& plan_args, const PlanCommand& plan);
 
-/// Writes peak.json (from DIR/thermal.csv) into the run directory; plan.json is written when the run
-/// starts (the budget as the pool was before the job took it). Returns "" or what could not be recorded.
-std::string RecordPeak(const HostView& ctx, RunRecorder& rec, const std::string& dir);
+/// The job cgroup's peak: memory.peak (Linux 5.19), else the largest memory.current sampled.
+/// Pages charged to the job's processes; on a GB10 not the driver's GPU allocations.
+struct CgroupPeak {
+  uint64_t bytes = 0;
+  std::string source;  ///< "memory.peak" or "memory.current"
+};
+
+/// Writes peak.json (from DIR/thermal.csv, and the job cgroup's peak where there was one) into the
+/// run directory; plan.json is written when the run starts (the budget as the pool was before the
+/// job took it). Returns "" or what could not be recorded.
+std::string RecordPeak(const HostView& ctx, RunRecorder& rec, const std::string& dir,
+                       const std::optional<CgroupPeak>& cgroup = std::nullopt);
 
 }  // namespace sparkops

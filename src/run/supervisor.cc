@@ -172,7 +172,7 @@ Result<SuperviseResult> Supervise(const HostView& ctx, RunRecorder& rec, const S
   on_start(child->pid);
   auto mem_guard = guard::StartRunGuard(ctx, rec, o.guard, child->pid, o.hold, kmsg_mark);
   SuperviseResult res;
-  std::mutex mu;  // res.last_samples
+  std::mutex mu;  // res.last_samples, res.cgroup_current_max
   WriteFailures writes(rec);
   std::atomic<bool> stop{false};
   std::thread sampler_thread([&] {
@@ -202,7 +202,9 @@ Result<SuperviseResult> Supervise(const HostView& ctx, RunRecorder& rec, const S
         writes.Succeeded();
       }
       watch.Snapshot(s);
+      const auto cur = o.hold ? o.hold->MemoryCurrent() : std::nullopt;
       std::lock_guard lock(mu);
+      if (cur) res.cgroup_current_max = std::max(res.cgroup_current_max.value_or(0), *cur);
       res.last_samples.push_back(s);
       if (res.last_samples.size() > kLastSamples) res.last_samples.erase(res.last_samples.begin());
       return {};  // keep sampling: rows resume when the disk has room again

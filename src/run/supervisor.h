@@ -45,6 +45,9 @@ struct SuperviseResult {
   /// is complete (a paused pager then holds up only what is left to show).
   std::unique_ptr<LiveView> live;
   std::optional<guard::ActionRecord> guard_stop;  ///< set when the memory guard stopped the job
+  /// The largest memory.current of the job's cgroup read at the samples (bytes); absent without a
+  /// cgroup or its memory controller. memory.peak, where the kernel has it, is the exact figure.
+  std::optional<uint64_t> cgroup_current_max;
 };
 
 /// Runs the job to completion. NotFound when it cannot be started (`run` exits 127).

@@ -22,6 +22,7 @@
 #include "guard/pattern.h"
 #include "guard/victim.h"
 #include "host/child.h"
+#include "run/job_cgroup.h"
 #include "test_util.h"
 
 namespace sparkops {
@@ -225,6 +226,61 @@ TEST(GuardCmd, StopsTheLargestAllowedProcessAndRespectsAvoid) {
   EXPECT_EQ(lines[1]["mem_available_bytes"], 1ull << 30);
   EXPECT_GT(lines[1]["job_rss_bytes"].get<uint64_t>(), 0u);
   for (auto& l : lines) EXPECT_NE(l.value("pid", 0), big.c.pid);
+}
+
+/// A cgroup that looks like a systemd service (/system.slice/NAME under the cgroup2 mount), made for
+/// one test and removed after; `dir` is "" where it cannot be made (not root, no writable cgroup2).
+struct FakeUnit {
+  std::string dir, slice, path;
+  bool made_slice = false;
+  explicit FakeUnit(const std::string& name) {
+    std::ifstream mi("/proc/self/mountinfo");
+    std::string text((std::istreambuf_iterator<char>(mi)), std::istreambuf_iterator<char>());
+    auto mount = ParseCgroup2Mount(text);
+    if (::geteuid() != 0 || !mount || mount->second != "/") return;
+    slice = mount->first + "/system.slice";
+    made_slice = ::mkdir(slice.c_str(), 0755) == 0;
+    if (!made_slice && errno != EEXIST) return;
+    if (::mkdir((slice + "/" + name).c_str(), 0755) != 0) return;
+    dir = slice + "/" + name, path = "/system.slice/" + name;
+  }
+  bool Move(pid_t pid) const {
+    std::ofstream f(dir + "/cgroup.procs");
+    f << pid << "\n";
+    f.flush();
+    return static_cast<bool>(f);
+  }
+  ~FakeUnit() {
+    for (int i = 0; !dir.empty() && ::rmdir(dir.c_str()) != 0 && i < 100; ++i) std::this_thread::sleep_for(20ms);
+    if (made_slice) ::rmdir(slice.c_str());
+  }
+};
+
+// The victim is in a service's own cgroup: the whole unit is stopped, with a process of it that
+// --only would never have chosen (the per-process guard left it running).
+TEST(GuardCmd, StopsTheVictimsWholeUnit) {
+  const std::string id = std::to_string(::getpid());
+  FakeUnit unit("sparkops-test-" + id + ".service");
+  if (unit.dir.empty()) GTEST_SKIP() << "needs root and a writable cgroup v2 mounted at its root";
+  testing::TempDir d;
+  std::string alloc = testing::TargetShell({testing::BuildArtifact("guard_alloc"), "64", "0", "128"});
+  Kid big("exec -a guardtest-unit-" + id + " " + alloc);
+  Kid sibling("exec -a unitsibling-" + id + " sleep 600");
+  WaitForBoth(big, sibling, "unitsibling-" + id);
+  if (!unit.Move(big.c.pid) || !unit.Move(sibling.c.pid)) GTEST_SKIP() << "cannot move processes into " << unit.dir;
+  int rc = -1;
+  auto lines = RunGuard(
+      d, {"--root", LowMemRoot(d), "guard", "--only", "guardtest-unit-" + id, "--grace", "5"},
+      [&] { return !guard::ProcessAlive(big.c.pid) && !guard::ProcessAlive(sibling.c.pid); }, &rc);
+  EXPECT_EQ(rc, 0);
+  EXPECT_FALSE(guard::ProcessAlive(big.c.pid));
+  EXPECT_FALSE(guard::ProcessAlive(sibling.c.pid)) << "the unit's other process";
+  ASSERT_GE(lines.size(), 2u);
+  EXPECT_EQ(lines[1]["action"], "terminate");
+  EXPECT_EQ(lines[1]["pid"], big.c.pid);
+  EXPECT_EQ(lines[1]["unit"], "sparkops-test-" + id + ".service") << lines[1].dump();
+  EXPECT_EQ(lines[1]["unit_cgroup"], unit.path);
+  EXPECT_EQ(lines[1]["unit_processes"], 2);
 }
 
 TEST(GuardCmd, DryRunOnlyLogsTheLargest) {
