@@ -244,8 +244,10 @@ TEST(RunRestart, AGuardStopIsStartedAgainAndTheJobResumes) {
 // Every attempt crashes: two restarts (0.05 s, then 0.1 s), and run exits with the last attempt's code.
 TEST(RunRestart, RestartsRunOutAndTheLastCodeIsRuns) {
   FakeHost h(20 * kGiB);
+  const std::string told = h.d.path() + "/told";  // each notice's JSON, one per line
   auto lr = StartRun(h.root, h.d.path() + "/r",
-                     {"--restart-on", "guard,crash", "--max-restarts", "2", "--restart-backoff", "0.05"},
+                     {"--restart-on", "guard,crash", "--max-restarts", "2", "--restart-backoff", "0.05", "--notify-cmd",
+                      "cat >> " + told + "; echo >> " + told},
                      "echo attempt $SPARKOPS_ATTEMPT; exit $((6 + SPARKOPS_ATTEMPT))");
   std::string err;
   EXPECT_EQ(FinishRun(lr, &err), 9) << err;
@@ -256,6 +258,16 @@ TEST(RunRestart, RestartsRunOutAndTheLastCodeIsRuns) {
   EXPECT_EQ(restarts[1]["backoff_s"], 0.1);
   EXPECT_EQ(restarts[1]["code"], 8);
   EXPECT_EQ(RunEventsOfType(lr.dir, "exit").at(0)["code"], 9);
+  int restarts_told = 0;  // notify tells each restart
+  const std::string notices = ReadFileOrDie(told);
+  for (auto line : SplitLines(notices)) {
+    if (line.empty()) continue;
+    auto n = nlohmann::json::parse(line);
+    if (n["event"] != "restart") continue;
+    ++restarts_told;
+    EXPECT_NE(n["text"].get<std::string>().find("starting attempt"), std::string::npos) << line;
+  }
+  EXPECT_EQ(restarts_told, 2) << notices;
 }
 
 // Ctrl-C (SIGINT to run) ends the run: the job is not started again, whatever --restart-on says.
