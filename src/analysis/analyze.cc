@@ -157,6 +157,7 @@ Result<AnalysisResult> Analyze(const AnalyzeInputs& in, const LocalZone& zone, c
                       FormatUtcMillis(FromUnixMillis(a)), FormatUtcMillis(FromUnixMillis(b))));
   }
   if (r.thermal) r.energy = EnergyOfRun(*r.thermal, r.series);
+  r.attempts = ReadAttempts(r.events, r.series);
   CheckEnd(r, fs);
   return r;
 }

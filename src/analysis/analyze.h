@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "analysis/attempts.h"
 #include "analysis/classify.h"
 #include "analysis/energy.h"
 #include "analysis/localtime.h"
@@ -62,6 +63,7 @@ struct AnalysisResult {
   std::vector<std::string> warnings;  ///< e.g. the thermal samples do not overlap the log in time
   std::optional<RunEnergy> energy;    ///< issue 37: from the thermal CSV; absent without power readings
   std::optional<double> price_kwh;    ///< `analyze --price-kwh`: the cost of `energy` is shown
+  std::vector<RunAttempt> attempts;   ///< `run --restart-on`: each attempt (none otherwise)
   /// One line for the top of every output: what was found.
   std::string Verdict() const;
 };

@@ -17,6 +17,7 @@ struct StepLine {
     kEval,     ///< evaluation running or reported (eval dict, eval banner, nanoGPT val line)
     kSave,     ///< a checkpoint being saved
     kBar,      ///< a tqdm bar with no rate yet, or a bar of another loop (eval): step/total only
+    kAttempt,  ///< `run --restart-on`'s marker of a new attempt (step_series.h): not the job's output
   };
   Kind kind = Kind::kNone;
   const char* format = "";             ///< "tqdm", "hf_dict", "torchtune", "torchtitan", "lightning", ...

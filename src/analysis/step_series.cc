@@ -5,6 +5,7 @@
 #include <exception>
 #include <set>
 #include <type_traits>
+#include <utility>
 
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -63,6 +64,12 @@ bool ParseStepEvent(std::string_view text, int64_t arrival_ms, const LocalZone& 
   // A job run on a terminal (run gives it a pty) or with colours forced prints escape sequences
   // inside the text: "\x1b[1mstep\x1b[0m 12", a Rich bar's "\x1b[2K" and colours. train.log keeps
   // them as printed; the parsers read the text without them (no copy when there is no ESC).
+  if (text.starts_with(kAttemptMarkerPrefix)) [[unlikely]] {  // run's own line, never the job's
+    *out = StepEvent{};
+    out->kind = StepLine::Kind::kAttempt;
+    out->t_ms = arrival_ms;
+    return true;
+  }
   std::string plain;
   text = StripTerminalControls(text, &plain);
   if (OtherRankPrefix(text)) {  // most lines of a multi-rank log: skipped before any parsing
@@ -138,6 +145,7 @@ void StepSeriesBuilder::Apply(const StepEvent& l) {
       else if (t != kNoTime) ++n_arrival_;
       AddPoint(l, t);
       return;
+    case StepLine::Kind::kAttempt: new_attempt_ = true; return;
     case StepLine::Kind::kNone: return;
   }
 }
@@ -147,6 +155,9 @@ void StepSeriesBuilder::AddPoint(const StepEvent& l, int64_t t) {
   if (l.total() && !s_.total_steps) s_.total_steps = l.total();
   const float direct = l.direct();
   const bool inverse = l.inverse;
+  const bool new_attempt = std::exchange(new_attempt_, false);
+  if (new_attempt)  // the steps redone after a restart replace the earlier attempt's (step_series.h)
+    while (!s_.points.empty() && s_.points.back().step >= *l.step()) s_.points.pop_back();
   if (!s_.points.empty() && *l.step() <= s_.points.back().step) {
     StepPoint& p = s_.points.back();
     if (*l.step() == p.step) {  // the same step printed by another line: fill what is missing
@@ -171,7 +182,9 @@ void StepSeriesBuilder::AddPoint(const StepEvent& l, int64_t t) {
   }
   if (l.loss()) p.loss = *l.loss();
   // `cost` holds the time delta until Finish, which keeps it or puts `direct` there.
-  if (!s_.points.empty() && HasDelta(s_.points.back(), p)) {
+  if (new_attempt && !s_.points.empty()) {
+    ++n_delta_;  // counted as timed: the gap between attempts is not a step time (cost stays unknown)
+  } else if (!s_.points.empty() && HasDelta(s_.points.back(), p)) {
     const StepPoint& prev = s_.points.back();
     p.cost = static_cast<float>((p.t_ms - prev.t_ms) / 1000.0 / static_cast<double>(p.step - prev.step));
     ++n_delta_;
@@ -230,6 +243,11 @@ namespace {
   return true;
 }
 }  // namespace
+
+std::string AttemptMarkerText(int attempt) {
+  return std::string(kAttemptMarkerPrefix) + std::to_string(attempt) +
+         " starts (SPARKOPS_ATTEMPT=" + std::to_string(attempt) + ")";
+}
 
 bool SplitRunLogRecord(std::string_view line, int64_t* arrival_ms, std::string_view* text) {
   // 2026-11-29T13:02:29.123Z\to\t...

@@ -52,6 +52,14 @@ struct StepSeries {
   bool has_times() const;
 };
 
+/// `run --restart-on` writes this line (stream `o`) into train.log when attempt K starts:
+/// "[sparkops run] attempt K starts (SPARKOPS_ATTEMPT=K)". It is never a step; the series takes the
+/// first step after it without a time delta (the gap between attempts is not a step time), and a
+/// step counter going back after it (a resume from an older checkpoint, or from zero) replaces the
+/// points from that step on: the steps redone are the ones that count.
+inline constexpr std::string_view kAttemptMarkerPrefix = "[sparkops run] attempt ";
+std::string AttemptMarkerText(int attempt);
+
 /// What one output record contributes, resolved without any builder state, so records can be
 /// parsed on several threads and applied in order afterwards. Only what the builder uses,
 /// packed: 48 bytes instead of a StepLine's ~170 (a 16 MiB segment's events are written by one
@@ -117,6 +125,7 @@ class StepSeriesBuilder {
   StepSeries s_;
   std::optional<int64_t> bar_total_;
   uint8_t pending_flags_ = 0;
+  bool new_attempt_ = false;  ///< an attempt marker came since the last point
   uint64_t n_exact_ = 0, n_smoothed_ = 0, n_throughput_ = 0, n_delta_ = 0, n_own_time_ = 0, n_arrival_ = 0;
   std::vector<const char*> formats_;  ///< format names seen (static strings; a handful)
 };

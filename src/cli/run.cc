@@ -1,5 +1,5 @@
-// sparkops run [--limit-from-plan] [--out DIR] [--interval S] [--grace S] [--notify URL] [--notify-cmd CMD] -- CMD
- // ARGS...
+// sparkops run [--limit-from-plan] [--out DIR] [--interval S] [--grace S] [--notify URL] [--notify-cmd CMD]
+//              [--restart-on guard,crash [--max-restarts N] [--restart-backoff S]] -- CMD ARGS...
 #include <fmt/format.h>
 #include <unistd.h>
 
@@ -18,8 +18,10 @@
 #include "cli/flags.h"
 #include "cli/guard_flags.h"
 #include "cli/notify_flags.h"
+#include "cli/restart_flags.h"
 #include "cli/run_memory.h"
 #include "host/bootid.h"
+#include "host/dropcaches.h"
 #include "host/meminfo.h"
 #include "memory/ladder.h"
 #include "notify/notifier.h"
@@ -95,6 +97,24 @@ nlohmann::ordered_json ApplyLimits(Context& ctx, const JobHold& hold, const Plan
   return j;
 }
 
+/// meta.json's `attempts` (docs/restart.md): number, pid, start, end, exit, reason, backoff_s.
+nlohmann::ordered_json AttemptsMeta(const std::vector<AttemptResult>& attempts) {
+  auto out = nlohmann::ordered_json::array();
+  for (const AttemptResult& a : attempts) {
+    nlohmann::ordered_json exit;
+    if (a.term_signal) exit["signal"] = strsignal(*a.term_signal);
+    else exit["code"] = a.status;
+    out.push_back({{"number", a.number},
+                   {"pid", a.pid > 0 ? nlohmann::ordered_json(a.pid) : nlohmann::ordered_json()},
+                   {"start", FormatUtcMillis(a.start)},
+                   {"end", FormatUtcMillis(a.end)},
+                   {"exit", exit},
+                   {"reason", ToString(a.end_reason)},
+                   {"backoff_s", a.backoff_s ? nlohmann::ordered_json(*a.backoff_s) : nlohmann::ordered_json()}});
+  }
+  return out;
+}
+
 }  // namespace
 
 int CmdRun(Context& ctx, const std::vector<std::string>& args) {
@@ -127,12 +147,19 @@ int CmdRun(Context& ctx, const std::vector<std::string>& args) {
   guard_flags.Add(*app, true);
   CheckpointFlags checkpoint_flags;
   checkpoint_flags.Add(*app);
+  RestartFlags restart_flags;
+  restart_flags.Add(*app);
   app->add_option("command", command, "the job, after --")->required();
   app->allow_extras(false);
   if (auto rc = ParseFlags(*app, args, ctx)) return *rc;
   if (!command.empty() && command.front() == "--") command.erase(command.begin());
   if (command.empty()) {
     ctx.err << "sparkops run: no command given after --\n";
+    return kExitUsage;
+  }
+  auto restart = restart_flags.Resolve();
+  if (!restart) {
+    ctx.err << "sparkops run: " << restart.error().message << "\n";
     return kExitUsage;
   }
   auto notify = notify_flags.Resolve(ctx, ctx.err, "run");
@@ -240,6 +267,29 @@ int CmdRun(Context& ctx, const std::vector<std::string>& args) {
                           {"grace_s", (*checkpoint)->grace_s},
                           {"done_path", (*checkpoint)->done_path}};
   }
+  so.restart = *restart;
+  if (restart->enabled()) {
+    meta["restart"] = {{"on", restart_flags.on},
+                       {"max_restarts", restart->max_restarts},
+                       {"backoff_s", restart->backoff_s}};
+    // Before each restart: the checkpoint request re-arms (its acknowledgement goes), and with
+    // --flush-cache as root the page cache goes (the OOM ladder's first rung, `sparkops flush`).
+    const bool may_flush = guard_flags.flush_cache && (IsRoot() || !ctx.fs.is_real_root());
+    so.before_restart = [&ctx, &checkpoint, may_flush, max = restart->max_restarts](int next) {
+      nlohmann::ordered_json f;
+      if (*checkpoint) {
+        std::error_code ec;
+        std::filesystem::remove((*checkpoint)->done_path, ec);
+      }
+      if (may_flush) {
+        auto done = DropCaches(ctx.fs);
+        f["cache_flushed"] = done.has_value();
+        if (!done) f["flush_error"] = done.error().message;
+      }
+      ctx.err << fmt::format("sparkops run: starting the job again (attempt {} of at most {})\n", next, max + 1);
+      return f;
+    };
+  }
   if (!so.use_pty) SetLiveBarEnvironment();  // Rich draws live bars into the pipe (issue #24)
   auto res = Supervise(ctx, *rec, so, [&](pid_t pid) {
     meta["pid"] = pid;
@@ -278,6 +328,12 @@ int CmdRun(Context& ctx, const std::vector<std::string>& args) {
   if (cgroup_peak) {
     exit_fields["cgroup_memory_peak_bytes"] = cgroup_peak->bytes;
     exit_fields["cgroup_memory_peak_source"] = cgroup_peak->source;
+  }
+  if (restart->enabled() && !res->attempts.empty()) {  // the last attempt's end (docs/restart.md)
+    exit_fields["attempt"] = res->attempts.back().number;
+    exit_fields["reason"] = ToString(res->attempts.back().end_reason);
+    meta["attempts"] = AttemptsMeta(res->attempts);
+    (void)rec->WriteFile("meta.json", JsonText(meta) + "\n");
   }
   (void)rec->Event(now, "exit", exit_fields);
 

@@ -45,6 +45,7 @@ const std::vector<NotifiedType>& NotifiedTypes() {
       {"memory_guard", false,
        "the memory guard stopped (terminate) or killed the job or process, or found nothing it may stop; a flush is "
        "not told"},
+      {"restart", false, "run --restart-on starts the job again (the attempt that ended, why, the wait)"},
       {"checkpoint_requested", false, "the pool fell under the checkpoint level: the job was asked to save"},
       {"checkpoint_saved", false, "the job saved its checkpoint (seconds since the request)"},
       {"kernel_nvrm_no_memory", false, "NVRM NV_ERR_NO_MEMORY in the kernel log: the precursor of a GB10 wedge"},
@@ -92,6 +93,13 @@ std::string NoticeText(std::string_view event, const nlohmann::ordered_json& r, 
     else if (avail && floor)
       line += fmt::format(": MemAvailable {:.1f} GiB below the floor {:.1f} GiB", Gib(*avail), Gib(*floor));
     return line;
+  }
+  if (event == "restart") {
+    const std::string why = Str(r, "reason") == "guard" ? "the memory guard stopped it" : "it crashed";
+    const std::string how = r.contains("signal") ? "signal " + Str(r, "signal") : "exit " + Str(r, "code");
+    auto wait = Num(r, "backoff_s");
+    return fmt::format("{}: {} attempt {} ended ({}: {}); starting attempt {}{}", who, job, Str(r, "attempt"), why, how,
+                       Str(r, "next_attempt"), wait ? fmt::format(" in {:g} s", *wait) : "");
   }
   if (event == "checkpoint_requested") {
     std::string line =

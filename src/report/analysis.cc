@@ -32,6 +32,57 @@ std::string ShortTime(int64_t t) {
   return s.substr(11, 8) + "Z";
 }
 
+namespace {
+/// "stopped by the guard (exit 0)", "crashed (signal Killed)", "finished (exit 0)" ...
+std::string AttemptEndText(const RunAttempt& a) {
+  const std::string how = !a.signal.empty() ? "signal " + a.signal
+                          : a.code          ? fmt::format("exit {}", *a.code)
+                                            : std::string("exit unknown");
+  if (a.reason == "guard") return "stopped by the memory guard (" + how + ")";
+  if (a.reason == "crash") return "crashed (" + how + ")";
+  if (a.reason == "user") return "stopped by a signal to `run` (" + how + ")";
+  if (a.reason == "success") return "finished (" + how + ")";
+  return a.end_ms == kNoTime ? "no end recorded" : "ended (" + how + ")";
+}
+
+/// `run --restart-on`: one line per attempt, with the time each stop and restart cost.
+std::string AttemptsText(const std::vector<RunAttempt>& attempts) {
+  if (attempts.empty()) return "";
+  double lost = 0;
+  for (const RunAttempt& a : attempts) lost += a.lost_s.value_or(0);
+  std::string o = fmt::format("attempts {} attempt{}", attempts.size(), attempts.size() == 1 ? "" : "s");
+  if (attempts.size() > 1) o += fmt::format("; ~{:.0f} s lost to stops and restarts", lost);
+  o += "\n";
+  for (const RunAttempt& a : attempts) {
+    o += fmt::format("         #{} {} – {}  {}", a.number, ShortTime(a.start_ms), ShortTime(a.end_ms),
+                     AttemptEndText(a));
+    if (a.backoff_s) o += fmt::format(", restarted after {:g} s", *a.backoff_s);
+    if (a.lost_s) o += fmt::format("; ~{:.0f} s lost until the next attempt's first step", *a.lost_s);
+    o += "\n";
+  }
+  return o;
+}
+
+nlohmann::json AttemptsJson(const std::vector<RunAttempt>& attempts) {
+  using nlohmann::json;
+  json out = json::array();
+  for (const RunAttempt& a : attempts) {
+    json exit;
+    if (!a.signal.empty()) exit["signal"] = a.signal;
+    else exit["code"] = a.code ? json(*a.code) : json();
+    out.push_back({{"number", a.number},
+                   {"pid", a.pid ? json(*a.pid) : json()},
+                   {"start", IsoOrNull(a.start_ms)},
+                   {"end", IsoOrNull(a.end_ms)},
+                   {"exit", a.end_ms == kNoTime ? json() : exit},
+                   {"reason", a.reason.empty() ? json() : json(a.reason)},
+                   {"backoff_s", a.backoff_s ? json(*a.backoff_s) : json()},
+                   {"lost_s", a.lost_s ? json(*a.lost_s) : json()}});
+  }
+  return out;
+}
+}  // namespace
+
 std::string RenderAnalysisText(const AnalysisResult& r) {
   std::string o;
   const StepSeries& s = r.series;
@@ -89,6 +140,7 @@ std::string RenderAnalysisText(const AnalysisResult& r) {
       o += "cause    " + r.end.cause + " — " + std::string(CauseFor(r.end.cause).help) + "\n";
       for (auto& l : r.end.cause_evidence) o += "           " + l + "\n";
     }
+    o += AttemptsText(r.attempts);  // issue 34
   }
   return o;
 }
@@ -138,6 +190,7 @@ nlohmann::json RenderAnalysisJson(const AnalysisResult& r) {
   if (!r.end.cause.empty()) end["cause"] = r.end.cause, end["evidence"] = r.end.cause_evidence;
   j["end"] = r.in.dir.empty() ? json() : end;
   j["energy"] = EnergyJson(r);  // issue 37
+  if (!r.attempts.empty()) j["attempts"] = AttemptsJson(r.attempts);  // issue 34: run --restart-on only
   return j;
 }
 

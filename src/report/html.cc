@@ -273,6 +273,18 @@ std::string RenderHtmlReport(const AnalysisResult& r, const RunMemory* memory) {
                          ax.X(x) - 3, top0 + ph - 6, Esc(label));
     }
   }
+  // run --restart-on: where each attempt after the first started, across all panels (issue 34)
+  if (time)
+    for (const RunAttempt& a : r.attempts) {
+      const double x = static_cast<double>(a.start_ms);
+      if (a.number < 2 || a.start_ms == kNoTime || x < ax.x0 || x > ax.x1) continue;
+      svg += fmt::format(
+          "<line x1=\"{0:.1f}\" x2=\"{0:.1f}\" y1=\"{1}\" y2=\"{2:.0f}\" stroke=\"#1c7ed6\" stroke-width=\"1.2\" "
+          "stroke-dasharray=\"6,3\" class=\"attempt\"/>",
+          ax.X(x), top0, bottom);
+      svg += fmt::format("<text x=\"{:.1f}\" y=\"{}\" fill=\"#1c7ed6\" class=\"bl\">attempt {}</text>", ax.X(x) + 3,
+                         top0 + 10, a.number);
+    }
   // evaluation / checkpoint markers on the step panel
   for (auto& m : r.series.markers) {
     double x = time ? static_cast<double>(m.t_ms) : static_cast<double>(m.step);

@@ -13,6 +13,7 @@
 
 #include "host/host_view.h"
 #include "run/job_cgroup.h"
+#include "run/restart.h"
 #include "run/run_guard.h"
 #include "run/run_recorder.h"
 #include "telemetry/live_view.h"
@@ -27,6 +28,24 @@ struct SuperviseOptions {
   int live_out_fd = 1, live_err_fd = 2;  ///< where the job's output is shown live (-1: not shown)
   std::optional<guard::RunGuardOptions> guard;  ///< the memory guard (nullopt: --no-guard)
   JobHold* hold = nullptr;  ///< the job's cgroup (or the subreaper fallback); null: its process group only
+  /// --restart-on: attempts after the first (disabled: one attempt, no attempt records). Each
+  /// attempt has SPARKOPS_ATTEMPT=K (1-based) in its environment, an `attempt_start` event and a
+  /// train.log marker (analysis/step_series.h); an attempt followed by another, a `restart` event.
+  RestartPolicy restart;
+  /// Called during the backoff before attempt `next` (2-based), on this thread: the cache flush,
+  /// the checkpoint acknowledgement's removal. Its fields go into the `restart` event.
+  std::function<nlohmann::ordered_json(int next)> before_restart;
+};
+
+/// One attempt of the job (a run without --restart-on has one).
+struct AttemptResult {
+  int number = 1;
+  SysTime start, end;
+  pid_t pid = 0;
+  int status = 0;                  ///< code, or 128+signal
+  std::optional<int> term_signal;  ///< the signal that ended it, when one did
+  AttemptEnd end_reason = AttemptEnd::kSuccess;
+  std::optional<double> backoff_s;  ///< the wait before the next attempt (none after the last)
 };
 
 struct SuperviseResult {
@@ -44,14 +63,17 @@ struct SuperviseResult {
   /// The live view, possibly still writing to a slow reader: Close() it once the run directory
   /// is complete (a paused pager then holds up only what is left to show).
   std::unique_ptr<LiveView> live;
-  std::optional<guard::ActionRecord> guard_stop;  ///< set when the memory guard stopped the job
-  /// The largest memory.current of the job's cgroup read at the samples (bytes); absent without a
-  /// cgroup or its memory controller. memory.peak, where the kernel has it, is the exact figure.
+  std::optional<guard::ActionRecord> guard_stop;  ///< set when the memory guard stopped the last attempt
+  std::vector<AttemptResult> attempts;            ///< every attempt, the last one's status above
+  /// The largest memory.current of the job's cgroup read at the samples (bytes), over all attempts;
+  /// absent without a cgroup or its memory controller. memory.peak, where the kernel has it, is exact.
   std::optional<uint64_t> cgroup_current_max;
 };
 
-/// Runs the job to completion. NotFound when it cannot be started (`run` exits 127).
-/// `on_start` is called with the job's pid once it runs (meta.json).
+/// Runs the job to completion, again after each end `opts.restart` names. NotFound when it cannot be
+/// started (`run` exits 127; a later attempt that cannot start ends the run as a crash, status 127).
+/// `on_start` is called with each attempt's pid once it runs (meta.json). The status, signal and
+/// guard stop of the result are the last attempt's; tail holds the last attempt's output.
 Result<SuperviseResult> Supervise(const HostView& ctx, RunRecorder& rec, const SuperviseOptions& opts,
                                   const std::function<void(pid_t)>& on_start);
 
