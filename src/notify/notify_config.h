@@ -23,7 +23,7 @@
 
 namespace sparkops {
 
-inline constexpr size_t kNotifyConfigMaxBytes = 64 * 1024;
+inline constexpr size_t kNotifyConfigMaxBytes = size_t{64} * 1024;
 inline constexpr size_t kNotifyConfigMaxTargets = 32;
 
 struct NotifyTargets {
