@@ -13,7 +13,8 @@
 namespace sparkops {
 
 namespace {
-constexpr size_t kReadChunk = 4u << 20;  ///< bytes read per call at most (the rest at the next check)
+constexpr size_t kReadChunk = 4u << 20;  ///< bytes read at a time
+constexpr size_t kMaxChunks = 16;        ///< per check at most (64 MiB; the rest at the next check)
 }  // namespace
 
 std::vector<size_t> NewEpisodes(const Detection& d, const std::vector<StepPoint>& points,
@@ -50,21 +51,26 @@ void LiveSlowdown::ReadNew() {
   int fd = ::open(log_path_.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return;
   std::string buf(kReadChunk, '\0');
-  ssize_t n = ::pread(fd, buf.data(), buf.size(), static_cast<off_t>(offset_));
-  ::close(fd);
-  if (n <= 0) return;
-  buf.resize(static_cast<size_t>(n));
-  const size_t end = buf.rfind('\n');
-  if (end == std::string::npos) return;  // no whole line yet
-  std::string_view whole(buf.data(), end + 1);
-  size_t start = 0;
-  while (start < whole.size()) {
-    size_t nl = whole.find('\n', start);
-    std::string_view line = whole.substr(start, nl - start);
-    ForEachRecord(line, [&](std::string_view text, int64_t arrival) { builder_.Add(text, arrival); });
-    start = nl + 1;
+  for (size_t round = 0; round < kMaxChunks; ++round) {  // caught up, or at most kMaxChunks per check
+    ssize_t n = ::pread(fd, buf.data(), buf.size(), static_cast<off_t>(offset_));
+    if (n <= 0) break;
+    std::string_view got(buf.data(), static_cast<size_t>(n));
+    const size_t end = got.rfind('\n');
+    if (end == std::string_view::npos) {  // no whole line yet; a line longer than a chunk is skipped
+      if (got.size() == buf.size()) offset_ += got.size();
+      break;
+    }
+    std::string_view whole = got.substr(0, end + 1);
+    for (size_t start = 0; start < whole.size();) {
+      const size_t nl = whole.find('\n', start);
+      ForEachRecord(whole.substr(start, nl - start),
+                    [&](std::string_view text, int64_t arrival) { builder_.Add(text, arrival); });
+      start = nl + 1;
+    }
+    offset_ += end + 1;
+    if (got.size() < buf.size()) break;
   }
-  offset_ += end + 1;
+  ::close(fd);
 }
 
 std::vector<nlohmann::ordered_json> LiveSlowdown::Check(double now_s) {
