@@ -20,9 +20,9 @@ struct CheckpointFlags {
 
   void Add(CLI::App& app);
   /// nullopt without --checkpoint-signal. Input errors (naming the flag): a signal not accepted,
-  /// a bad level, a level not above the floor, a PSI level not below --max-pressure, the flags without a guard or
-  /// --checkpoint-at/-grace or --checkpoint-psi without --checkpoint-signal. The acknowledgement file is
-/// `run_dir`/checkpoint.done.
+  /// a bad level, a level not above the floor, a PSI level not below --max-pressure, the flags
+  /// without a guard or --checkpoint-at/-psi/-grace without --checkpoint-signal. The
+  /// acknowledgement file is `run_dir`/checkpoint.done.
   Result<std::optional<guard::CheckpointOptions>> Resolve(const Context& ctx, const std::optional<guard::Config>& guard,
                                                           const std::string& run_dir) const;
 };

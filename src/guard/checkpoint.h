@@ -1,12 +1,12 @@
 #pragma once
 /// Checkpoint early, stop late (`run --checkpoint-signal`): when MemAvailable first falls under a
 /// level above the guard's floor (default twice the floor), or memory pressure (PSI `full avg10`)
-/// first reaches a level below the guard's --max-pressure (default half of it), `run` sends the job's processes that
-/// catch the chosen signal (SigCgt in /proc/PID/status: a launcher that would die of it, such as
-/// torchrun or `accelerate launch`, is never sent it) that signal once; the job saves and
-/// acknowledges by creating the file named in SPARKOPS_CHECKPOINT_DONE. Between the signal and the
-/// acknowledgement the guard's stop waits, at most the grace, while MemAvailable stays above half
-/// the floor.
+/// first reaches a level below the guard's --max-pressure (default half of it), `run` sends the
+/// job's processes that catch the chosen signal (SigCgt in /proc/PID/status: a launcher that would
+/// die of it, such as torchrun or `accelerate launch`, is never sent it) that signal once; the job
+/// saves and acknowledges by creating the file named in SPARKOPS_CHECKPOINT_DONE. Between the
+/// signal and the acknowledgement the guard's stop waits, at most the grace, while MemAvailable
+/// stays above half the floor.
 #include <cstdint>
 #include <optional>
 #include <string>
