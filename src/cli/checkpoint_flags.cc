@@ -17,6 +17,9 @@ void CheckpointFlags::Add(CLI::App& app) {
                  "MemAvailable level of the checkpoint request: 16G, 1024M or 12% of MemTotal (default twice the "
                  "guard's floor)")
       ->check(NonEmpty());
+  AddNumber(app, "--checkpoint-psi", psi, {0, 100, true, false, "percent"},
+            "memory pressure level of the checkpoint request: PSI full avg10 at or above this percent asks too, "
+            "whichever comes first (default half the guard's --max-pressure; below it)");
   AddNumber(app, "--checkpoint-grace", grace_s, kGraceRange,
             "longest the guard's stop waits for the checkpoint while MemAvailable stays above half the floor "
             "(default 120)");
@@ -27,6 +30,7 @@ Result<std::optional<guard::CheckpointOptions>> CheckpointFlags::Resolve(const C
                                                                          const std::string& run_dir) const {
   if (signal.empty()) {
     if (!at.empty()) return InputError("--checkpoint-at needs --checkpoint-signal");
+    if (psi) return InputError("--checkpoint-psi needs --checkpoint-signal");
     return std::optional<guard::CheckpointOptions>();
   }
   if (!guard) return InputError("--checkpoint-signal needs the memory guard (it is off)");
@@ -36,6 +40,10 @@ Result<std::optional<guard::CheckpointOptions>> CheckpointFlags::Resolve(const C
   o.signal = *sig;
   o.grace_s = grace_s;
   o.done_path = run_dir + "/checkpoint.done";
+  if (psi && guard->max_pressure && *psi >= *guard->max_pressure)
+    return InputError(
+        fmt::format("--checkpoint-psi {:g}: not below the guard's --max-pressure ({:g})", *psi, *guard->max_pressure));
+  o.psi_pct = psi;
   if (!at.empty()) {
     auto spec = guard::ParseFloor(at);
     if (!spec) {

@@ -1,6 +1,6 @@
 #pragma once
 /// `run`'s checkpoint flags (guard/checkpoint.h): --checkpoint-signal, --checkpoint-at,
-/// --checkpoint-grace; resolved against the guard's floor and the run directory.
+/// --checkpoint-psi, --checkpoint-grace; resolved against the guard's floor and the run directory.
 #include <CLI/CLI.hpp>
 #include <optional>
 #include <string>
@@ -15,12 +15,14 @@ namespace sparkops {
 struct CheckpointFlags {
   std::string signal;  ///< "" = no checkpoint request
   std::string at;      ///< "" = twice the floor
+  std::optional<double> psi;  ///< PSI full avg10 percent; nullopt = half the guard's --max-pressure
   double grace_s = 120;
 
   void Add(CLI::App& app);
   /// nullopt without --checkpoint-signal. Input errors (naming the flag): a signal not accepted,
-  /// a bad level, a level not above the floor, the flags without a guard or --checkpoint-at/-grace
-  /// without --checkpoint-signal. The acknowledgement file is `run_dir`/checkpoint.done.
+  /// a bad level, a level not above the floor, a PSI level not below --max-pressure, the flags
+  /// without a guard or --checkpoint-at/-psi/-grace without --checkpoint-signal. The
+  /// acknowledgement file is `run_dir`/checkpoint.done.
   Result<std::optional<guard::CheckpointOptions>> Resolve(const Context& ctx, const std::optional<guard::Config>& guard,
                                                           const std::string& run_dir) const;
 };

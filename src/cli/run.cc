@@ -262,8 +262,10 @@ int CmdRun(Context& ctx, const std::vector<std::string>& args) {
   if (*checkpoint) {  // the job's side of the checkpoint request (docs/checkpoint.md)
     ::setenv("SPARKOPS_CHECKPOINT_SIGNAL", guard::SignalName((*checkpoint)->signal).c_str(), 1);
     ::setenv("SPARKOPS_CHECKPOINT_DONE", (*checkpoint)->done_path.c_str(), 1);
+    const auto psi = guard::CheckpointPsiLevel(**checkpoint, guard_config->max_pressure);
     meta["checkpoint"] = {{"signal", guard::SignalName((*checkpoint)->signal)},
                           {"checkpoint_at_bytes", guard::CheckpointLevel(**checkpoint, guard_config->floor)},
+                          {"checkpoint_psi", psi ? nlohmann::ordered_json(*psi) : nlohmann::ordered_json()},
                           {"grace_s", (*checkpoint)->grace_s},
                           {"done_path", (*checkpoint)->done_path}};
   }

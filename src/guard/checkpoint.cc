@@ -63,6 +63,27 @@ uint64_t CheckpointLevel(const CheckpointOptions& o, uint64_t floor) {
   return floor > UINT64_MAX / 2 ? UINT64_MAX : floor * 2;
 }
 
+std::optional<double> CheckpointPsiLevel(const CheckpointOptions& o, std::optional<double> max_pressure) {
+  if (o.psi_pct) return o.psi_pct;
+  if (max_pressure) return *max_pressure / 2;
+  return std::nullopt;
+}
+
+std::string_view ToString(CheckpointTrigger t) {
+  switch (t) {
+    case CheckpointTrigger::kMemAvailable: return "mem_available";
+    case CheckpointTrigger::kPressure: return "pressure";
+    case CheckpointTrigger::kNone: break;
+  }
+  return "";
+}
+
+CheckpointTrigger CheckpointTriggerFor(const Reading& r, uint64_t level, std::optional<double> psi) {
+  if (r.available < level) return CheckpointTrigger::kMemAvailable;
+  if (psi && r.psi_full_avg10 && *r.psi_full_avg10 >= *psi) return CheckpointTrigger::kPressure;
+  return CheckpointTrigger::kNone;
+}
+
 bool HoldStopForCheckpoint(double since_s, double grace_s, uint64_t available, uint64_t floor) {
   return since_s < grace_s && available >= floor / 2;
 }

@@ -113,8 +113,8 @@ void JobGuard::Loop() {
     bool near = r->available / 2 < o_.config.floor;
     if (near && !was_near && o_.footprint) last = o_.footprint();  // once per episode, at 2x the floor
     was_near = near;
-    if (o_.checkpoint_at && o_.request_checkpoint && !ckpt_asked && r->available < *o_.checkpoint_at &&
-        r->t_s >= ckpt_retry) {
+    if (o_.checkpoint_at && o_.request_checkpoint && !ckpt_asked && r->t_s >= ckpt_retry &&
+        CheckpointTriggerFor(*r, *o_.checkpoint_at, o_.checkpoint_psi) != CheckpointTrigger::kNone) {
       // The grace counts from the signal (the request reads /proc, which takes a while on a busy host).
       if (o_.request_checkpoint(*r)) ckpt_asked = MonoSeconds();
       else ckpt_retry = MonoSeconds() + kCheckpointRetryS;

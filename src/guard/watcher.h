@@ -63,13 +63,15 @@ struct JobGuardOptions {
   std::string drop_caches_path;      ///< resolved under --root (written only when config.may_flush)
   bool harden = true;                ///< mlockall + oom_score_adj (off in unit tests of the class)
   std::function<Footprint()> footprint;  ///< reads the job's footprint (may be empty)
-  /// Checkpoint early (guard/checkpoint.h): while MemAvailable is under `checkpoint_at`,
-  /// `request_checkpoint` is called (it signals the job and records the request; it may allocate:
-  /// there is room then) until it says it reached a process (every 5 s: a job just starting may not
-  /// have installed its handler yet); from then on `checkpoint_saved` is asked each poll until it
-  /// says the job acknowledged. A stop waits for that at most `checkpoint_grace_s`, while
+  /// Checkpoint early (guard/checkpoint.h): while MemAvailable is under `checkpoint_at`, or PSI
+  /// full avg10 is at or above `checkpoint_psi` (percent; nullopt: not used), `request_checkpoint`
+  /// is called (it signals the job and records the request; it may allocate: there is room then)
+  /// until it says it reached a process (every 5 s: a job just starting may not have installed its
+  /// handler yet); from then on `checkpoint_saved` is asked each poll until it says the job
+  /// acknowledged. A stop waits for that at most `checkpoint_grace_s`, while
   /// MemAvailable stays at least half the floor.
   std::optional<uint64_t> checkpoint_at;
+  std::optional<double> checkpoint_psi;
   double checkpoint_grace_s = 120;
   std::function<bool(const Reading&)> request_checkpoint;
   std::function<bool()> checkpoint_saved;

@@ -46,8 +46,10 @@ const std::vector<NotifiedType>& NotifiedTypes() {
        "the memory guard stopped (terminate) or killed the job or process, or found nothing it may stop; a flush is "
        "not told"},
       {"restart", false, "run --restart-on starts the job again (the attempt that ended, why, the wait)"},
-      {"checkpoint_requested", false, "the pool fell under the checkpoint level: the job was asked to save"},
+      {"checkpoint_requested", false,
+       "the pool fell under the checkpoint level (or pressure reached it): the job was asked to save"},
       {"checkpoint_saved", false, "the job saved its checkpoint (seconds since the request)"},
+      {"slowdown", false, "the steps so far show a sustained slowdown (factor, first step, cause where named)"},
       {"kernel_nvrm_no_memory", false, "NVRM NV_ERR_NO_MEMORY in the kernel log: the precursor of a GB10 wedge"},
       {"kernel_xid", false, "an NVIDIA Xid in the kernel log"},
       {"kernel_oom_kill", false, "the kernel's OOM killer killed a process"},
@@ -102,14 +104,24 @@ std::string NoticeText(std::string_view event, const nlohmann::ordered_json& r, 
                        Str(r, "next_attempt"), wait ? fmt::format(" in {:g} s", *wait) : "");
   }
   if (event == "checkpoint_requested") {
+    const bool pressure = Str(r, "trigger") == "pressure";
     std::string line =
-        fmt::format("{}: the pool is running low: {} asked to checkpoint ({})", who, job, Str(r, "signal"));
+        fmt::format("{}: {}: {} asked to checkpoint ({})", who,
+                    pressure ? "memory pressure is high" : "the pool is running low", job, Str(r, "signal"));
+    if (auto psi = Num(r, "psi_full_avg10"); pressure && psi) line += fmt::format(", PSI full avg10 {:.0f}%", *psi);
     if (auto avail = Num(r, "mem_available_bytes")) line += fmt::format(", MemAvailable {:.1f} GiB", Gib(*avail));
     return line;
   }
   if (event == "checkpoint_saved") {
     auto s = Num(r, "seconds");
     return fmt::format("{}: {} saved its checkpoint{}", who, job, s ? fmt::format(" in {:.1f} s", *s) : "");
+  }
+  if (event == "slowdown") {
+    std::string line = fmt::format("{}: {} slowed down", who, job);
+    if (auto x = Num(r, "ratio")) line += fmt::format(": step time {:.2f}x", *x);
+    if (auto from = Num(r, "start_step")) line += fmt::format(" from step {:.0f}", *from);
+    if (auto c = Str(r, "cause"); !c.empty()) line += " (cause: " + c + ")";
+    return line;
   }
   if (event == "throttle_start") {
     std::string line = fmt::format("{}: GPU clocks throttled ({})", who, Str(r, "reasons"));

@@ -47,21 +47,26 @@ std::vector<uint32_t> SignalCatchers(const std::set<uint32_t>& pids, int sig) {
   return sent;
 }
 
-void AddCheckpoint(JobGuardOptions& jo, RunRecorder& rec, const CheckpointOptions& ck, uint64_t floor, pid_t pid,
+void AddCheckpoint(JobGuardOptions& jo, RunRecorder& rec, const CheckpointOptions& ck, const Config& config, pid_t pid,
                    const JobHold* hold) {
-  const uint64_t level = CheckpointLevel(ck, floor);
+  const uint64_t level = CheckpointLevel(ck, config.floor);
+  const std::optional<double> psi = CheckpointPsiLevel(ck, config.max_pressure);
   jo.checkpoint_at = level;
+  jo.checkpoint_psi = psi;
   jo.checkpoint_grace_s = ck.grace_s;
   auto asked = std::make_shared<double>(0);
   auto noted = std::make_shared<bool>(false);
-  jo.request_checkpoint = [&rec, ck, level, pid, hold, asked, noted](const Reading& r) {
+  jo.request_checkpoint = [&rec, ck, level, psi, pid, hold, asked, noted](const Reading& r) {
     const std::vector<uint32_t> sent = SignalCatchers(JobPids(pid, hold), ck.signal);
     *asked = MonoSeconds();
     if (sent.empty() && *noted) return false;  // said once; the guard tries again later
     nlohmann::ordered_json f = {{"signal", SignalName(ck.signal)},
+                                {"trigger", ToString(CheckpointTriggerFor(r, level, psi))},
                                 {"checkpoint_at_bytes", level},
-                                {"mem_available_bytes", r.available},
-                                {"pids", sent}};
+                                {"mem_available_bytes", r.available}};
+    if (psi) f["checkpoint_psi"] = *psi;
+    if (r.psi_full_avg10) f["psi_full_avg10"] = *r.psi_full_avg10;
+    f["pids"] = sent;
     if (sent.empty())
       f["note"] = "no process of the job catches " + SignalName(ck.signal) +
                   " yet: nothing was sent; trying again every 5 s (install the handler)";
@@ -99,7 +104,7 @@ std::unique_ptr<JobGuard> StartRunGuard(const HostView& ctx, RunRecorder& rec, c
     return f;
   };
   jo.footprint = footprint;
-  if (o->checkpoint) AddCheckpoint(jo, rec, *o->checkpoint, o->config.floor, pid, hold);
+  if (o->checkpoint) AddCheckpoint(jo, rec, *o->checkpoint, o->config, pid, hold);
   if (o->config.kernel_signals) {  // issue 33: from the mark on, an NVRM no-memory record stops the job
     std::string note;
     if (auto k = KernelWatch::Start(ctx.fs, &note, kernel_from))

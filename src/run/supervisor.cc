@@ -23,6 +23,7 @@
 #include "host/kmsg_reader.h"
 #include "host/pidns.h"
 #include "host/proctable.h"
+#include "run/live_slowdown.h"
 #include "run/sentinel.h"
 #include "telemetry/line_splitter.h"
 #include "telemetry/loop.h"
@@ -180,6 +181,10 @@ Result<SuperviseResult> Supervise(const HostView& ctx, RunRecorder& rec, const S
       LoopOptions lo;
       lo.interval_s = o.interval_s;
       uint64_t pending_lost = 0;  // rows lost since the last one written: marked on the next
+      // Issue 34: a live slowdown verdict from the steps so far (one `slowdown` event per episode).
+      auto utc = LocalZone::Make("UTC", ctx.fs);
+      std::optional<LiveSlowdown> slow;
+      if (utc) slow.emplace(rec.dir() + "/train.log", rec.dir() + "/thermal.csv", rec.dir() + "/events.jsonl", *utc);
       (void)SampleLoop(sampler, detector, lo, StopFlags{nullptr, &stop}, [&](const Sample& taken) -> Result<void> {
         if (const pid_t job = job_pid.load(); job != watched) {  // a new attempt: its own process tree
           watched = job;
@@ -199,6 +204,8 @@ Result<SuperviseResult> Supervise(const HostView& ctx, RunRecorder& rec, const S
           writes.Succeeded();
         }
         watch->Snapshot(s);
+        if (slow)
+          for (auto& f : slow->Check(guard::MonoSeconds())) (void)rec.Event(s.time, "slowdown", f);
         const auto cur = o.hold ? o.hold->MemoryCurrent() : std::nullopt;
         std::lock_guard lock(mu);
         if (cur) res.cgroup_current_max = std::max(res.cgroup_current_max.value_or(0), *cur);

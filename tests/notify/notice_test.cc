@@ -127,6 +127,16 @@ TEST(NotifyNotice, TextOfEachKind) {
                        kCtx),
             "spark-01: the pool is running low: `python train.py --lr 1e-4` asked to checkpoint (SIGUSR1), "
             "MemAvailable 12.0 GiB");
+  EXPECT_EQ(NoticeText("checkpoint_requested",
+                       Rec(R"({"type":"checkpoint_requested","signal":"SIGUSR1","trigger":"pressure",
+                              "mem_available_bytes":21474836480,"psi_full_avg10":25.5,"pids":[42]})"),
+                       kCtx),
+            "spark-01: memory pressure is high: `python train.py --lr 1e-4` asked to checkpoint (SIGUSR1), PSI full "
+            "avg10 26%, MemAvailable 20.0 GiB");
+  EXPECT_EQ(NoticeText("slowdown", Rec(R"({"type":"slowdown","start_step":52,"ratio":2.97,"cause":"thermal"})"), kCtx),
+            "spark-01: `python train.py --lr 1e-4` slowed down: step time 2.97x from step 52 (cause: thermal)");
+  EXPECT_EQ(NoticeText("slowdown", Rec(R"({"type":"slowdown","start_step":7,"ratio":1.5})"), kCtx),
+            "spark-01: `python train.py --lr 1e-4` slowed down: step time 1.50x from step 7");
   EXPECT_EQ(NoticeText("checkpoint_saved", Rec(R"({"type":"checkpoint_saved","seconds":41.25})"), kCtx),
             "spark-01: `python train.py --lr 1e-4` saved its checkpoint in 41.2 s");
   NoticeFilter f(kCtx);

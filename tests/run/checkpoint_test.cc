@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <thread>
 
 #include "base/strings.h"
@@ -75,6 +76,41 @@ TEST(Checkpoint, LevelAndHold) {
   EXPECT_FALSE(guard::HoldStopForCheckpoint(120, 120, 7 * kGiB, 8 * kGiB));  // the grace is over
 }
 
+// Issue 34: the request's PSI level. MemAvailable is checked first; pressure asks at or above the level.
+TEST(Checkpoint, TriggerTable) {
+  using guard::CheckpointTrigger;
+  struct Case {
+    uint64_t available;
+    std::optional<double> psi_reading;
+    std::optional<double> psi_level;
+    CheckpointTrigger want;
+  } cases[] = {
+      {20 * kGiB, 0.5, 20.0, CheckpointTrigger::kNone},
+      {15 * kGiB, 0.5, 20.0, CheckpointTrigger::kMemAvailable},
+      {16 * kGiB, 0.5, 20.0, CheckpointTrigger::kNone},  // at the level is not under it
+      {20 * kGiB, 20.0, 20.0, CheckpointTrigger::kPressure},  // at the level asks
+      {20 * kGiB, 19.99, 20.0, CheckpointTrigger::kNone},
+      {20 * kGiB, 35.0, 20.0, CheckpointTrigger::kPressure},
+      {12 * kGiB, 35.0, 20.0, CheckpointTrigger::kMemAvailable},  // both: MemAvailable is named
+      {20 * kGiB, std::nullopt, 20.0, CheckpointTrigger::kNone},  // no PSI on this kernel
+      {20 * kGiB, 90.0, std::nullopt, CheckpointTrigger::kNone},  // no PSI level
+  };
+  for (const auto& c : cases) {
+    guard::Reading r;
+    r.available = c.available;
+    r.psi_full_avg10 = c.psi_reading;
+    EXPECT_EQ(guard::CheckpointTriggerFor(r, 16 * kGiB, c.psi_level), c.want)
+        << c.available << " " << c.psi_reading.value_or(-1) << " " << c.psi_level.value_or(-1);
+  }
+  EXPECT_EQ(guard::ToString(CheckpointTrigger::kMemAvailable), "mem_available");
+  EXPECT_EQ(guard::ToString(CheckpointTrigger::kPressure), "pressure");
+  guard::CheckpointOptions o;
+  EXPECT_EQ(guard::CheckpointPsiLevel(o, 40.0), 20.0);  // default: half the guard's --max-pressure
+  EXPECT_EQ(guard::CheckpointPsiLevel(o, std::nullopt), std::nullopt);
+  o.psi_pct = 10;
+  EXPECT_EQ(guard::CheckpointPsiLevel(o, 40.0), 10.0);
+}
+
 using testing::FakeHost;
 using testing::FinishRun;
 using testing::RunEventsOfType;
@@ -126,6 +162,7 @@ TEST(RunCheckpoint, TheSignalComesFirstAndTheStopWaitsForTheSave) {
   EXPECT_EQ(req[0]["signal"], "SIGUSR1");
   EXPECT_EQ(req[0]["checkpoint_at_bytes"], 16 * kGiB);
   EXPECT_EQ(req[0]["mem_available_bytes"], 12 * kGiB);
+  EXPECT_EQ(req[0]["trigger"], "mem_available");
   // bash catches it (and, for an instant, a child it forked for `sleep` before the exec resets it)
   const auto job_pid = nlohmann::json::parse(ReadFileOrDie(lr.dir + "/meta.json"))["pid"];
   EXPECT_NE(std::find(req[0]["pids"].begin(), req[0]["pids"].end(), job_pid), req[0]["pids"].end()) << req[0].dump();
@@ -137,6 +174,31 @@ TEST(RunCheckpoint, TheSignalComesFirstAndTheStopWaitsForTheSave) {
   auto meta = nlohmann::json::parse(ReadFileOrDie(lr.dir + "/meta.json"));
   EXPECT_EQ(meta["checkpoint"]["signal"], "SIGUSR1");
   EXPECT_EQ(meta["checkpoint"]["done_path"], std::filesystem::absolute(lr.dir).string() + "/checkpoint.done");
+}
+
+// Memory pressure at the PSI level while MemAvailable stays high: the request comes from pressure,
+// once; the guard's stop (pressure above --max-pressure for the window) has not come.
+TEST(RunCheckpoint, PressureAtThePsiLevelAsksWhileMemAvailableIsHigh) {
+  FakeHost h(20 * kGiB, 0.5);
+  const char* job = "trap 'echo got USR1' USR1; trap 'exit 0' TERM; echo ready; while :; do sleep 0.05; done";
+  auto lr = StartRun(h.root, h.d.path() + "/r",
+                     {"--min-available", "8G", "--checkpoint-signal", "USR1", "--checkpoint-psi", "15"}, job);
+  h.SetPsi(25);  // at/above 15, below --max-pressure (40)
+  ASSERT_TRUE(WaitFor(lr.dir, "checkpoint_requested", 20s)) << ReadFileOrDie(lr.dir + "/events.jsonl");
+  for (int i = 0; i < 400 && ReadFileOrDie(lr.dir + "/train.log").find("got USR1") == std::string::npos; ++i)
+    std::this_thread::sleep_for(25ms);
+  EXPECT_NE(ReadFileOrDie(lr.dir + "/train.log").find("got USR1"), std::string::npos);
+  EXPECT_TRUE(RunEventsOfType(lr.dir, "memory_guard").empty());
+  h.SetMem(2 * kGiB);  // end it
+  EXPECT_EQ(FinishRun(lr), 75);
+  auto req = RunEventsOfType(lr.dir, "checkpoint_requested");
+  ASSERT_EQ(req.size(), 1u) << ReadFileOrDie(lr.dir + "/events.jsonl");
+  EXPECT_EQ(req[0]["trigger"], "pressure");
+  EXPECT_EQ(req[0]["checkpoint_psi"], 15.0);
+  EXPECT_NEAR(req[0]["psi_full_avg10"].get<double>(), 25.0, 0.01);
+  EXPECT_EQ(req[0]["mem_available_bytes"], 20 * kGiB);
+  EXPECT_FALSE(req[0]["pids"].empty());
+  EXPECT_EQ(nlohmann::json::parse(ReadFileOrDie(lr.dir + "/meta.json"))["checkpoint"]["checkpoint_psi"], 15.0);
 }
 
 // A launcher that does not catch the signal (it would die of it) is not sent it; its child is.
@@ -225,6 +287,10 @@ TEST(RunCheckpoint, BadFlags) {
       {{"--checkpoint-signal", "USR1", "--checkpoint-at", "100%"}, "--checkpoint-at"},
       {{"--checkpoint-at", "16G"}, "--checkpoint-signal"},
       {{"--checkpoint-signal", "USR1", "--no-guard"}, "--checkpoint-signal"},
+      {{"--checkpoint-signal", "USR1", "--checkpoint-psi", "40"}, "--checkpoint-psi"},  // the default --max-pressure
+      {{"--checkpoint-signal", "USR1", "--max-pressure", "30", "--checkpoint-psi", "35"}, "--checkpoint-psi"},
+      {{"--checkpoint-signal", "USR1", "--checkpoint-psi", "0"}, "--checkpoint-psi"},
+      {{"--checkpoint-psi", "10"}, "--checkpoint-signal"},
       {{"--checkpoint-signal", "USR1", "--checkpoint-grace", "-1"}, "--checkpoint-grace"},
       {{"--checkpoint-signal", "USR1", "--checkpoint-grace", "inf"}, "--checkpoint-grace"},
   };
