@@ -46,6 +46,12 @@ void CheckEnd(AnalysisResult& r, const HostFs& fs) {
     r.end.detail += ForwardedSignal(r.events);
     return;
   }
+  if (auto lost = DescribeSupervisorLost(r.events)) {  // issue 30: run killed, the sentinel's records
+    r.end.status = "supervisor_lost";
+    r.end.detail = lost->detail;
+    r.end.sentinel = std::move(lost);
+    return;
+  }
   if (!r.meta || r.meta->boot_id.empty()) {
     r.end.detail = "no exit record, and meta.json has no boot_id: cannot tell how the run ended";
     return;
@@ -179,6 +185,8 @@ std::string AnalysisResult::Verdict() const {
                                  : fmt::format(" (the largest: ~{:.0f} s lost)", s.s.lost));
   }
   if (end.status == "reboot") v += " The run ended in a reboot or power-off.";
+  if (end.status == "supervisor_lost")
+    v += " The run's supervisor (sparkops run) was killed; its sentinel stopped the job.";
   if (end.cause == "driver_memory_error")
     v += " The driver ran out of memory (NVRM NV_ERR_NO_MEMORY): driver_memory_error.";
   if (end.cause == "fragmentation")

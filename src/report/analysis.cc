@@ -186,6 +186,13 @@ nlohmann::json RenderAnalysisJson(const AnalysisResult& r) {
     end["last_samples"] = json::array();
     for (auto& x : r.end.last_samples) end["last_samples"].push_back(SampleLine(x));
   }
+  if (const auto& s = r.end.sentinel) {  // issue 30: `run` killed; what its sentinel recorded
+    auto t = [](std::optional<int64_t> ms) { return ms ? IsoOrNull(*ms) : json(); };
+    end["sentinel"] = {{"terminate", t(s->lost_ms)},
+                       {"kill", t(s->kill_ms)},
+                       {"done", t(s->done_ms)},
+                       {"grace_s", s->grace_s ? json(*s->grace_s) : json()}};
+  }
   if (!r.end.kernel_lines.empty()) end["kernel_lines"] = r.end.kernel_lines;  // issue 33
   if (!r.end.cause.empty()) end["cause"] = r.end.cause, end["evidence"] = r.end.cause_evidence;
   j["end"] = r.in.dir.empty() ? json() : end;

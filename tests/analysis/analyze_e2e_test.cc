@@ -85,6 +85,39 @@ TEST(AnalyzeE2E, BootIdMismatchWithoutExitRecordIsAReboot) {
   EXPECT_EQ(same["end"]["status"], "no_exit_record");
 }
 
+// issue 30: kill -9 of `sparkops run`: no exit record, the sentinel's supervisor_lost records. analyze
+// says run was lost and the sentinel stopped the job (not "still going"), on the boot it started on.
+TEST(AnalyzeE2E, SupervisorLostIsReadFromTheSentinelsRecords) {
+  TempDir root, run;
+  root.Write("proc/sys/kernel/random/boot_id", "1f0e9b7c-3a2d-4e8f-8c6b-5d4a3b2c1e00\n");  // the run's boot
+  for (const char* f : {"train.log", "meta.json", "thermal.csv"})
+    run.Write(f, testing::ReadFileOrDie(RunDir("reboot") + "/" + f));
+  run.Write(
+      "events.jsonl",
+      R"({"time":"2026-11-29T10:01:45.000Z","type":"supervisor_lost","stage":"terminate","job_pgid":4242,)"
+      R"("grace_s":10,"train_log_offset":1234})"
+      "\n"
+      R"({"time":"2026-11-29T10:01:55.000Z","type":"supervisor_lost","stage":"kill","job_pgid":4242,"grace_s":10})"
+      "\n"
+      R"({"time":"2026-11-29T10:01:55.200Z","type":"supervisor_lost","stage":"done","job_pgid":4242,"grace_s":10})"
+      "\n");
+  auto r = RunInProcess({"analyze", "--root", root.path(), run.path()}, {{"TZ", "UTC"}});
+  EXPECT_EQ(r.rc, 0) << r.err;
+  EXPECT_EQ(r.out.find("still going"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("end      sparkops run itself was killed (no exit record); its sentinel stopped the job: "
+                       "SIGTERM to its process group at 2026-11-29T10:01:45.000Z, SIGKILL after the 10 s grace at "
+                       "2026-11-29T10:01:55.000Z; the job was gone at 2026-11-29T10:01:55.200Z (killed;"),
+            std::string::npos)
+      << r.out;
+  auto j = Json({"analyze", "--root", root.path(), run.path(), "--json"});
+  EXPECT_EQ(j["end"]["status"], "supervisor_lost") << j["end"].dump(2);
+  EXPECT_EQ(j["end"]["sentinel"]["terminate"], "2026-11-29T10:01:45.000Z");
+  EXPECT_EQ(j["end"]["sentinel"]["kill"], "2026-11-29T10:01:55.000Z");
+  EXPECT_EQ(j["end"]["sentinel"]["done"], "2026-11-29T10:01:55.200Z");
+  EXPECT_EQ(j["end"]["sentinel"]["grace_s"], 10);
+  EXPECT_NE(j["verdict"].get<std::string>().find("its sentinel stopped the job"), std::string::npos) << j["verdict"];
+}
+
 // issue 33: a run whose host froze (no exit record, a new boot id) with a pstore record from the
 // crashed boot: analyze shows the last NVRM/Xid/lockup lines in text, JSON and the report.
 TEST(AnalyzeE2E, RebootShowsTheLastKernelLinesTheFrozenBootLeft) {
