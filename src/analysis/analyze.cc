@@ -172,17 +172,28 @@ std::string AnalysisResult::Verdict() const {
   std::string v;
   if (series.points.empty()) v = "No training steps recognised in the log.";
   else if (!detection.ran) v = "Too few steps to judge step time (" + detection.note + ").";
-  else if (slowdowns.empty()) v = fmt::format("Steady: no sustained slowdown over {} steps.", series.points.size());
   else {
-    // The headline is the episode that cost the most time, not the first (issue #24).
-    const size_t top = std::min(detection.Largest(), slowdowns.size() - 1);
-    const auto& s = slowdowns[top];
-    v = fmt::format("{} slowdown{}: step time {:.2f}× from step {} — cause: {}.", slowdowns.size(),
-                    slowdowns.size() > 1 ? "s" : "", s.s.ratio, s.start_step, s.cls.cause);
-    if (slowdowns.size() > 1)
-      v.insert(v.size() - 1, series.cost_is_inverse_throughput
-                                 ? " (the largest)"
-                                 : fmt::format(" (the largest: ~{:.0f} s lost)", s.s.lost));
+    // The headline is the episode that cost the most time, not the first (issue #24), and never a
+    // blip (issue 30): blips are counted after it.
+    const size_t blips = static_cast<size_t>(
+        std::count_if(slowdowns.begin(), slowdowns.end(), [](const SlowdownEvent& e) { return e.s.blip; }));
+    const size_t real = slowdowns.size() - blips;
+    const size_t top = detection.Largest();
+    if (real == 0 || top >= slowdowns.size()) {
+      v = fmt::format("Steady: no sustained slowdown over {} steps.", series.points.size());
+    } else {
+      const auto& s = slowdowns[top];
+      v = fmt::format("{} slowdown{}: step time {:.2f}× from step {} — cause: {}.", real, real > 1 ? "s" : "",
+                      s.s.ratio, s.start_step, s.cls.cause);
+      if (real > 1)
+        v.insert(v.size() - 1, series.cost_is_inverse_throughput
+                                   ? " (the largest)"
+                                   : fmt::format(" (the largest: ~{:.0f} s lost)", s.s.lost));
+    }
+    if (blips > 0)
+      v.insert(v.size() - 1,
+               fmt::format("; {} short blip{} besides (under {:g} s, under {:g} % of the run's time lost)", blips,
+                           blips > 1 ? "s" : "", DetectOptions{}.blip_seconds, 100 * DetectOptions{}.blip_share));
   }
   if (end.status == "reboot") v += " The run ended in a reboot or power-off.";
   if (end.status == "supervisor_lost")

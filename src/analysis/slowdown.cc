@@ -181,6 +181,7 @@ Detection Detect(size_t size, Cost cost, Flag flag, const DetectOptions& opt) {
   }
   // A fast loop's slowdown may be short in seconds: at most 25 baseline steps are asked for.
   const double min_seconds = std::min(opt.min_seconds, 25 * d.baseline);
+  const double run_seconds = seconds(0, n);
   for (const Found& f : merged) {
     if (opt.cost_is_seconds && seconds(f.start, f.end + 1) < min_seconds) {
       ++d.too_short;
@@ -195,6 +196,8 @@ Detection Detect(size_t size, Cost cost, Flag flag, const DetectOptions& opt) {
     s.recovered = f.recovered;
     s.parts = f.parts;
     for (size_t i = f.start; i <= f.end; ++i) s.lost += usable[i] - d.baseline;
+    s.blip =
+        opt.cost_is_seconds && seconds(f.start, f.end + 1) < opt.blip_seconds && s.lost < opt.blip_share * run_seconds;
     d.slowdowns.push_back(s);
     stretches.emplace_back(f.start, f.end);
   }
@@ -222,8 +225,13 @@ Detection Detect(size_t size, Cost cost, Flag flag, const DetectOptions& opt) {
 size_t Detection::Largest() const {
   size_t best = slowdowns.size();
   for (size_t i = 0; i < slowdowns.size(); ++i)
-    if (best == slowdowns.size() || slowdowns[i].lost > slowdowns[best].lost) best = i;
+    if (!slowdowns[i].blip && (best == slowdowns.size() || slowdowns[i].lost > slowdowns[best].lost)) best = i;
   return best;
+}
+
+size_t Detection::Blips() const {
+  return static_cast<size_t>(
+      std::count_if(slowdowns.begin(), slowdowns.end(), [](const Slowdown& s) { return s.blip; }));
 }
 
 Detection DetectSlowdowns(const std::vector<float>& cost, const std::vector<uint8_t>& flags, const DetectOptions& opt) {

@@ -110,9 +110,10 @@ std::string RenderAnalysisText(const AnalysisResult& r) {
   o += "\n";
   int n = 0;
   for (const SlowdownEvent& e : r.slowdowns) {
-    o += fmt::format("#{} {:<15} steps {}–{} ({} – {}, {}), {:.2f}× baseline ({})\n", ++n, e.cls.cause, e.start_step,
+    o += fmt::format("#{} {:<15} steps {}–{} ({} – {}, {}), {:.2f}× baseline ({}){}\n", ++n, e.cls.cause, e.start_step,
                      e.end_step, ShortTime(e.t0), ShortTime(e.t1),
-                     e.s.recovered ? "recovered" : "not recovered by the end", e.s.ratio, CostText(r, e.s.level));
+                     e.s.recovered ? "recovered" : "not recovered by the end", e.s.ratio, CostText(r, e.s.level),
+                     e.s.blip ? " — a blip: short, little time lost" : "");
     if (!s.cost_is_inverse_throughput)
       o += fmt::format("   time lost:  ~{:.0f} s{}\n", e.s.lost,
                        e.s.parts > 1 ? fmt::format(" ({} stretches split by short gaps, merged)", e.s.parts) : "");
@@ -176,6 +177,7 @@ nlohmann::json RenderAnalysisJson(const AnalysisResult& r) {
                            {"recovered", e.s.recovered},
                            {"lost", e.s.lost},
                            {"parts", e.s.parts},
+                           {"blip", e.s.blip},
                            {"cause", e.cls.cause},
                            {"evidence", e.cls.evidence},
                            {"also", e.cls.also},
