@@ -131,6 +131,13 @@ Result<AnalysisResult> Analyze(const AnalyzeInputs& in, const LocalZone& zone, c
   DetectOptions opt;
   opt.cost_is_seconds = !r.series.cost_is_inverse_throughput;
   r.detection = DetectSlowdowns(pts, opt);
+  if (const Detection& d = r.detection; d.baseline_moved)  // issue 30: a slow start is not the baseline
+    r.warnings.push_back(fmt::format(
+        "the steps right after warm-up ({}–{}) are bimodal: {} of them sit in a stretch at ≥ {:g}× the run's fastest "
+        "sustained level; the baseline is that fastest window (steps {}–{}) instead, and the slow stretch is judged "
+        "like any other",
+        pts[d.early_first].step, pts[d.early_last].step, d.early_slow, opt.ratio, pts[d.base_first].step,
+        pts[d.base_last].step));
   for (const Slowdown& s : r.detection.slowdowns) {
     SlowdownEvent e;
     e.s = s;

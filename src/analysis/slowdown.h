@@ -1,5 +1,6 @@
 #pragma once
-/// Sustained step-time slowdowns: a robust baseline after warm-up, a rolling median that one-off
+/// Sustained step-time slowdowns: a robust baseline after warm-up (the run's fastest sustained
+/// window when the one right after warm-up holds a slow stretch), a rolling median that one-off
 /// spikes cannot move, a ≥ 1.3× threshold held for a sustained stretch, with hysteresis for the
 /// recovery, and the change point placed at the first step whose following window crosses.
 #include <cstddef>
@@ -53,6 +54,12 @@ struct Detection {
   size_t too_short = 0;  ///< stretches over the threshold dropped for lasting < min_seconds
   size_t warmup = 0;  ///< points skipped at the start
   size_t base_first = 0, base_last = 0;  ///< baseline window, indices
+  /// Issue 30: the window right after warm-up (indices) and how many of its points sit in a slow
+  /// stretch (5-point rolling median ≥ `ratio` × the run's fastest sustained level). When one such
+  /// stretch lasts ≥ min_points the window is bimodal: the baseline is the fastest window instead
+  /// (`baseline_moved`) and analyze warns.
+  size_t early_first = 0, early_last = 0, early_slow = 0;
+  bool baseline_moved = false;
   std::vector<Slowdown> slowdowns;  ///< in time order
   /// The slowdown, not a blip, that cost the most time (lost): the headline; slowdowns.size() when none.
   size_t Largest() const;
