@@ -2,9 +2,12 @@
 // there): what `sparkops analyze` reports, in text and JSON, and its exit statuses.
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "base/timefmt.h"
 #include "journal_writer.h"
 #include "test_util.h"
 
@@ -116,6 +119,28 @@ TEST(AnalyzeE2E, SupervisorLostIsReadFromTheSentinelsRecords) {
   EXPECT_EQ(j["end"]["sentinel"]["done"], "2026-11-29T10:01:55.200Z");
   EXPECT_EQ(j["end"]["sentinel"]["grace_s"], 10);
   EXPECT_NE(j["verdict"].get<std::string>().find("its sentinel stopped the job"), std::string::npos) << j["verdict"];
+}
+
+// issue 30: the issue's case end to end: a tqdm log of 400 steps of 0.5 s whose steps 60-107 ran at 2x
+// (a hog right after warm-up). The slow stretch is found (not the baseline) and the warning says why.
+TEST(AnalyzeE2E, ASlowStartIsFoundAndTheBaselineWarns) {
+  TempDir d;
+  std::string log;
+  int64_t t_ms = 1795946430000;  // 2026-11-29T10:00:30Z
+  for (int i = 1; i <= 400; ++i) {
+    t_ms += static_cast<int64_t>(500 * (1 + 0.03 * std::sin(i * 1.7)) * (i >= 60 && i <= 107 ? 2 : 1));
+    log += fmt::format("{}\te\t {:3d}%|   | {}/400 [00:00<00:00, 2.00it/s]\n", FormatUtcMillis(FromUnixMillis(t_ms)),
+                       i * 100 / 400, i);
+  }
+  auto path = d.Write("train.log", log);
+  auto j = Json({"analyze", "--log", path, "--json"});
+  ASSERT_EQ(j["events"].size(), 1u) << j.dump(2);
+  EXPECT_EQ(j["events"][0]["start_step"], 60);
+  EXPECT_EQ(j["events"][0]["end_step"], 107);
+  EXPECT_NEAR(j["events"][0]["ratio"].get<double>(), 2.0, 0.1);
+  EXPECT_NEAR(j["baseline"]["cost"].get<double>(), 0.5, 0.03);
+  ASSERT_EQ(j["warnings"].size(), 1u) << j["warnings"].dump();
+  EXPECT_NE(j["warnings"][0].get<std::string>().find("are bimodal"), std::string::npos);
 }
 
 // issue 33: a run whose host froze (no exit record, a new boot id) with a pstore record from the
