@@ -46,6 +46,12 @@ void CheckEnd(AnalysisResult& r, const HostFs& fs) {
     r.end.detail += ForwardedSignal(r.events);
     return;
   }
+  if (auto lost = DescribeSupervisorLost(r.events)) {  // issue 30: run killed, the sentinel's records
+    r.end.status = "supervisor_lost";
+    r.end.detail = lost->detail;
+    r.end.sentinel = std::move(lost);
+    return;
+  }
   if (!r.meta || r.meta->boot_id.empty()) {
     r.end.detail = "no exit record, and meta.json has no boot_id: cannot tell how the run ended";
     return;
@@ -125,6 +131,13 @@ Result<AnalysisResult> Analyze(const AnalyzeInputs& in, const LocalZone& zone, c
   DetectOptions opt;
   opt.cost_is_seconds = !r.series.cost_is_inverse_throughput;
   r.detection = DetectSlowdowns(pts, opt);
+  if (const Detection& d = r.detection; d.baseline_moved)  // issue 30: a slow start is not the baseline
+    r.warnings.push_back(fmt::format(
+        "the steps right after warm-up ({}–{}) are bimodal: {} of them sit in a stretch at ≥ {:g}× the run's fastest "
+        "sustained level; the baseline is that fastest window (steps {}–{}) instead, and the slow stretch is judged "
+        "like any other",
+        pts[d.early_first].step, pts[d.early_last].step, d.early_slow, opt.ratio, pts[d.base_first].step,
+        pts[d.base_last].step));
   for (const Slowdown& s : r.detection.slowdowns) {
     SlowdownEvent e;
     e.s = s;
@@ -166,19 +179,32 @@ std::string AnalysisResult::Verdict() const {
   std::string v;
   if (series.points.empty()) v = "No training steps recognised in the log.";
   else if (!detection.ran) v = "Too few steps to judge step time (" + detection.note + ").";
-  else if (slowdowns.empty()) v = fmt::format("Steady: no sustained slowdown over {} steps.", series.points.size());
   else {
-    // The headline is the episode that cost the most time, not the first (issue #24).
-    const size_t top = std::min(detection.Largest(), slowdowns.size() - 1);
-    const auto& s = slowdowns[top];
-    v = fmt::format("{} slowdown{}: step time {:.2f}× from step {} — cause: {}.", slowdowns.size(),
-                    slowdowns.size() > 1 ? "s" : "", s.s.ratio, s.start_step, s.cls.cause);
-    if (slowdowns.size() > 1)
-      v.insert(v.size() - 1, series.cost_is_inverse_throughput
-                                 ? " (the largest)"
-                                 : fmt::format(" (the largest: ~{:.0f} s lost)", s.s.lost));
+    // The headline is the episode that cost the most time, not the first (issue #24), and never a
+    // blip (issue 30): blips are counted after it.
+    const size_t blips = static_cast<size_t>(
+        std::count_if(slowdowns.begin(), slowdowns.end(), [](const SlowdownEvent& e) { return e.s.blip; }));
+    const size_t real = slowdowns.size() - blips;
+    const size_t top = detection.Largest();
+    if (real == 0 || top >= slowdowns.size()) {
+      v = fmt::format("Steady: no sustained slowdown over {} steps.", series.points.size());
+    } else {
+      const auto& s = slowdowns[top];
+      v = fmt::format("{} slowdown{}: step time {:.2f}× from step {} — cause: {}.", real, real > 1 ? "s" : "",
+                      s.s.ratio, s.start_step, s.cls.cause);
+      if (real > 1)
+        v.insert(v.size() - 1, series.cost_is_inverse_throughput
+                                   ? " (the largest)"
+                                   : fmt::format(" (the largest: ~{:.0f} s lost)", s.s.lost));
+    }
+    if (blips > 0)
+      v.insert(v.size() - 1,
+               fmt::format("; {} short blip{} besides (under {:g} s, under {:g} % of the run's time lost)", blips,
+                           blips > 1 ? "s" : "", DetectOptions{}.blip_seconds, 100 * DetectOptions{}.blip_share));
   }
   if (end.status == "reboot") v += " The run ended in a reboot or power-off.";
+  if (end.status == "supervisor_lost")
+    v += " The run's supervisor (sparkops run) was killed; its sentinel stopped the job.";
   if (end.cause == "driver_memory_error")
     v += " The driver ran out of memory (NVRM NV_ERR_NO_MEMORY): driver_memory_error.";
   if (end.cause == "fragmentation")

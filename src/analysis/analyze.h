@@ -9,6 +9,7 @@
 #include "analysis/attempts.h"
 #include "analysis/classify.h"
 #include "analysis/energy.h"
+#include "analysis/guard_summary.h"
 #include "analysis/localtime.h"
 #include "analysis/run_dir.h"
 #include "analysis/slowdown.h"
@@ -36,10 +37,12 @@ struct SlowdownEvent {
 };
 
 struct RunEnd {
-  /// "exit" (exit record), "reboot" (boot id changed, no exit record), "no_exit_record"
+  /// "exit" (exit record), "supervisor_lost" (no exit record; `sparkops run` was killed and its
+  /// sentinel stopped the job), "reboot" (boot id changed, no exit record), "no_exit_record"
   /// (same boot: still running or sparkops was stopped), "unknown" (not a run directory / no boot id).
   std::string status = "unknown";
   std::string detail;
+  std::optional<SentinelEnd> sentinel;   ///< with "supervisor_lost": what the sentinel recorded
   std::vector<ThermalRow> last_samples;  ///< the last thermal samples before a reboot
   /// After a reboot: the last NVRM/Xid/OOM-kill/hung-task/lockup lines the crashed boot left (pstore,
   /// the run's kernel_* events), each prefixed with where it was read (analysis/crash_evidence.h).

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "base/timefmt.h"
+
 namespace sparkops {
 
 namespace {
@@ -59,6 +61,39 @@ std::optional<std::string> DescribeGuard(const std::vector<RunEvent>& events) {
     out += std::string(out.empty() ? "" : "; ") +
            "sparkops run itself was killed; its sentinel stopped the job (SIGTERM, SIGKILL after the grace)";
   if (out.empty()) return std::nullopt;
+  return out;
+}
+
+std::optional<SentinelEnd> DescribeSupervisorLost(const std::vector<RunEvent>& events) {
+  std::optional<SentinelEnd> out;
+  for (const RunEvent& e : events) {
+    if (e.type != "supervisor_lost") continue;
+    std::string stage = e.Str("stage");
+    if (stage == "terminate" && !out) {
+      out.emplace();
+      out->lost_ms = e.t_ms;
+      auto g = e.record.find("grace_s");
+      if (g != e.record.end() && g->is_number()) out->grace_s = g->get<double>();
+    } else if (out && stage == "kill" && !out->kill_ms) {
+      out->kill_ms = e.t_ms;
+    } else if (out && stage == "done" && !out->done_ms) {
+      out->done_ms = e.t_ms;
+    }
+  }
+  if (!out) return out;
+  auto at = [](int64_t ms) { return FormatUtcMillis(FromUnixMillis(ms)); };
+  std::string grace = out->grace_s ? fmt::format("the {:g} s grace", *out->grace_s) : "the grace";
+  std::string d = fmt::format(
+      "sparkops run itself was killed (no exit record); its sentinel stopped the job: SIGTERM to its process group at "
+      "{}",
+      at(out->lost_ms));
+  if (out->kill_ms) d += fmt::format(", SIGKILL after {} at {}", grace, at(*out->kill_ms));
+  if (out->done_ms)
+    d += fmt::format(
+        "; the job was gone at {} ({}; its exit status is not recorded: only run, its parent, could read it)",
+        at(*out->done_ms), out->kill_ms ? "killed" : "it ended within " + grace);
+  else d += "; the sentinel has not recorded the job's end (it may still be stopping, or the sentinel was killed too)";
+  out->detail = std::move(d);
   return out;
 }
 

@@ -112,11 +112,41 @@ Detection Detect(size_t size, Cost cost, Flag flag, const DetectOptions& opt) {
     d.note = "too few steps with a step time (" + std::to_string(n) + ") for a baseline after warm-up";
     return d;
   }
-  std::vector<float> base(usable.begin() + static_cast<long>(d.warmup),
-                          usable.begin() + static_cast<long>(d.warmup + base_len));
+  size_t base_at = d.warmup;
+  auto window = [&](std::vector<float>& v, size_t a) {
+    v.assign(usable.begin() + static_cast<long>(a), usable.begin() + static_cast<long>(a + base_len));
+  };
+  std::vector<float> base;
+  window(base, base_at);
   d.baseline = MedianInPlace(base);
-  d.base_first = point(d.warmup);
-  d.base_last = point(d.warmup + base_len - 1);
+  // Issue 30: a slow stretch right after warm-up must not become the baseline. The run's fast
+  // level is the lowest median of the windows of base_len points (a quarter window apart); when
+  // the early window's 5-point rolling median stays ≥ opt.ratio × that level for min_points
+  // points in a row, the baseline is that fastest window instead.
+  const size_t stride = std::max<size_t>(base_len / 4, 1);
+  size_t fast_at = base_at;
+  double fast = d.baseline;
+  for (size_t a = base_at + stride; a + base_len <= n; a += stride) {
+    window(base, a);
+    if (const double m = MedianInPlace(base); m < fast) fast = m, fast_at = a;
+  }
+  size_t in_row = 0, longest = 0;
+  for (size_t k = base_at; k < base_at + base_len; ++k) {
+    const bool slow = Median5At(usable.data(), n, k) >= opt.ratio * fast;
+    d.early_slow += slow;
+    in_row = slow ? in_row + 1 : 0;
+    longest = std::max(longest, in_row);
+  }
+  d.early_first = point(base_at);
+  d.early_last = point(base_at + base_len - 1);
+  if (fast_at != base_at && longest >= opt.min_points) {
+    d.baseline_moved = true;
+    base_at = fast_at;
+    d.baseline = fast;
+  }
+  window(base, base_at);
+  d.base_first = point(base_at);
+  d.base_last = point(base_at + base_len - 1);
   d.ran = true;
   for (float& x : base) x = static_cast<float>(std::fabs(x - d.baseline));
   d.spread = 1.4826 * MedianInPlace(base) / d.baseline;
@@ -181,6 +211,7 @@ Detection Detect(size_t size, Cost cost, Flag flag, const DetectOptions& opt) {
   }
   // A fast loop's slowdown may be short in seconds: at most 25 baseline steps are asked for.
   const double min_seconds = std::min(opt.min_seconds, 25 * d.baseline);
+  const double run_seconds = seconds(0, n);
   for (const Found& f : merged) {
     if (opt.cost_is_seconds && seconds(f.start, f.end + 1) < min_seconds) {
       ++d.too_short;
@@ -195,6 +226,8 @@ Detection Detect(size_t size, Cost cost, Flag flag, const DetectOptions& opt) {
     s.recovered = f.recovered;
     s.parts = f.parts;
     for (size_t i = f.start; i <= f.end; ++i) s.lost += usable[i] - d.baseline;
+    s.blip =
+        opt.cost_is_seconds && seconds(f.start, f.end + 1) < opt.blip_seconds && s.lost < opt.blip_share * run_seconds;
     d.slowdowns.push_back(s);
     stretches.emplace_back(f.start, f.end);
   }
@@ -210,7 +243,7 @@ Detection Detect(size_t size, Cost cost, Flag flag, const DetectOptions& opt) {
   cur = 0;
   for (const Flagged& p : flagged) {
     while (cur < d.slowdowns.size() && d.slowdowns[cur].last < p.i) ++cur;
-    if (p.cost < up || p.i < d.base_first || (cur < d.slowdowns.size() && d.slowdowns[cur].first <= p.i)) continue;
+    if (p.cost < up || p.i < d.early_first || (cur < d.slowdowns.size() && d.slowdowns[cur].first <= p.i)) continue;
     if (p.flag & kAfterEval) ++d.spikes_eval;
     else if (p.flag & kAfterSave) ++d.spikes_save;
     else ++d.spikes_other;
@@ -222,8 +255,13 @@ Detection Detect(size_t size, Cost cost, Flag flag, const DetectOptions& opt) {
 size_t Detection::Largest() const {
   size_t best = slowdowns.size();
   for (size_t i = 0; i < slowdowns.size(); ++i)
-    if (best == slowdowns.size() || slowdowns[i].lost > slowdowns[best].lost) best = i;
+    if (!slowdowns[i].blip && (best == slowdowns.size() || slowdowns[i].lost > slowdowns[best].lost)) best = i;
   return best;
+}
+
+size_t Detection::Blips() const {
+  return static_cast<size_t>(
+      std::count_if(slowdowns.begin(), slowdowns.end(), [](const Slowdown& s) { return s.blip; }));
 }
 
 Detection DetectSlowdowns(const std::vector<float>& cost, const std::vector<uint8_t>& flags, const DetectOptions& opt) {

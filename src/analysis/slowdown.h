@@ -1,5 +1,6 @@
 #pragma once
-/// Sustained step-time slowdowns: a robust baseline after warm-up, a rolling median that one-off
+/// Sustained step-time slowdowns: a robust baseline after warm-up (the run's fastest sustained
+/// window when the one right after warm-up holds a slow stretch), a rolling median that one-off
 /// spikes cannot move, a ≥ 1.3× threshold held for a sustained stretch, with hysteresis for the
 /// recovery, and the change point placed at the first step whose following window crosses.
 #include <cstddef>
@@ -27,6 +28,11 @@ struct DetectOptions {
   double min_seconds = 10.0;
   double merge_gap_s = 30.0;
   size_t merge_gap_points = 10;
+  /// Blips (issue 30), costs in seconds only: a slowdown that lasted under `blip_seconds` (the sum
+  /// of its step times) and lost under `blip_share` of the run's time (the sum of every usable step
+  /// time) is listed but never the headline (a VM's steal-time dip on a busy host).
+  double blip_seconds = 10.0;
+  double blip_share = 0.02;
 };
 
 struct Slowdown {
@@ -36,6 +42,7 @@ struct Slowdown {
   bool recovered = false;  ///< the series came back under recover_ratio before its end
   double lost = 0;  ///< sum over its points of (cost - baseline): seconds lost with s/step costs
   size_t parts = 1;  ///< stretches merged into it (split by short gaps)
+  bool blip = false;  ///< short and cheap (DetectOptions::blip_seconds, blip_share): never the headline
 };
 
 struct Detection {
@@ -47,9 +54,16 @@ struct Detection {
   size_t too_short = 0;  ///< stretches over the threshold dropped for lasting < min_seconds
   size_t warmup = 0;  ///< points skipped at the start
   size_t base_first = 0, base_last = 0;  ///< baseline window, indices
+  /// Issue 30: the window right after warm-up (indices) and how many of its points sit in a slow
+  /// stretch (5-point rolling median ≥ `ratio` × the run's fastest sustained level). When one such
+  /// stretch lasts ≥ min_points the window is bimodal: the baseline is the fastest window instead
+  /// (`baseline_moved`) and analyze warns.
+  size_t early_first = 0, early_last = 0, early_slow = 0;
+  bool baseline_moved = false;
   std::vector<Slowdown> slowdowns;  ///< in time order
-  /// The slowdown that cost the most time (lost), the headline; slowdowns.size() when none.
+  /// The slowdown, not a blip, that cost the most time (lost): the headline; slowdowns.size() when none.
   size_t Largest() const;
+  size_t Blips() const;  ///< how many slowdowns are blips
   size_t spikes_eval = 0, spikes_save = 0, spikes_other = 0;  ///< one-off spikes ≥ ratio, ignored
 };
 

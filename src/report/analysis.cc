@@ -110,9 +110,10 @@ std::string RenderAnalysisText(const AnalysisResult& r) {
   o += "\n";
   int n = 0;
   for (const SlowdownEvent& e : r.slowdowns) {
-    o += fmt::format("#{} {:<15} steps {}–{} ({} – {}, {}), {:.2f}× baseline ({})\n", ++n, e.cls.cause, e.start_step,
+    o += fmt::format("#{} {:<15} steps {}–{} ({} – {}, {}), {:.2f}× baseline ({}){}\n", ++n, e.cls.cause, e.start_step,
                      e.end_step, ShortTime(e.t0), ShortTime(e.t1),
-                     e.s.recovered ? "recovered" : "not recovered by the end", e.s.ratio, CostText(r, e.s.level));
+                     e.s.recovered ? "recovered" : "not recovered by the end", e.s.ratio, CostText(r, e.s.level),
+                     e.s.blip ? " — a blip: short, little time lost" : "");
     if (!s.cost_is_inverse_throughput)
       o += fmt::format("   time lost:  ~{:.0f} s{}\n", e.s.lost,
                        e.s.parts > 1 ? fmt::format(" ({} stretches split by short gaps, merged)", e.s.parts) : "");
@@ -176,6 +177,7 @@ nlohmann::json RenderAnalysisJson(const AnalysisResult& r) {
                            {"recovered", e.s.recovered},
                            {"lost", e.s.lost},
                            {"parts", e.s.parts},
+                           {"blip", e.s.blip},
                            {"cause", e.cls.cause},
                            {"evidence", e.cls.evidence},
                            {"also", e.cls.also},
@@ -185,6 +187,13 @@ nlohmann::json RenderAnalysisJson(const AnalysisResult& r) {
   if (!r.end.last_samples.empty()) {
     end["last_samples"] = json::array();
     for (auto& x : r.end.last_samples) end["last_samples"].push_back(SampleLine(x));
+  }
+  if (const auto& s = r.end.sentinel) {  // issue 30: `run` killed; what its sentinel recorded
+    auto t = [](std::optional<int64_t> ms) { return ms ? IsoOrNull(*ms) : json(); };
+    end["sentinel"] = {{"terminate", t(s->lost_ms)},
+                       {"kill", t(s->kill_ms)},
+                       {"done", t(s->done_ms)},
+                       {"grace_s", s->grace_s ? json(*s->grace_s) : json()}};
   }
   if (!r.end.kernel_lines.empty()) end["kernel_lines"] = r.end.kernel_lines;  // issue 33
   if (!r.end.cause.empty()) end["cause"] = r.end.cause, end["evidence"] = r.end.cause_evidence;

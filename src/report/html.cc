@@ -325,7 +325,9 @@ std::string RenderHtmlReport(const AnalysisResult& r, const RunMemory* memory) {
                      time ? "time (UTC)" : "step");
   svg += "</svg>";
 
-  std::string cls = r.slowdowns.empty() ? (r.end.status == "reboot" ? "warn" : "ok") : "bad";
+  std::string cls = r.detection.Largest() >= r.detection.slowdowns.size()  // none, or blips only (issue 30)
+                        ? (r.end.status == "reboot" || r.end.status == "supervisor_lost" ? "warn" : "ok")
+                        : "bad";
   std::string h =
       "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">"
       "<meta name=\"viewport\" content=\"width=device-width,initial-scale=1\">"

@@ -2,9 +2,12 @@
 // there): what `sparkops analyze` reports, in text and JSON, and its exit statuses.
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "base/timefmt.h"
 #include "journal_writer.h"
 #include "test_util.h"
 
@@ -83,6 +86,61 @@ TEST(AnalyzeE2E, BootIdMismatchWithoutExitRecordIsAReboot) {
   root.Write("proc/sys/kernel/random/boot_id", "1f0e9b7c-3a2d-4e8f-8c6b-5d4a3b2c1e00\n");
   auto same = Json({"analyze", "--root", root.path(), RunDir("reboot"), "--json"});
   EXPECT_EQ(same["end"]["status"], "no_exit_record");
+}
+
+// issue 30: kill -9 of `sparkops run`: no exit record, the sentinel's supervisor_lost records. analyze
+// says run was lost and the sentinel stopped the job (not "still going"), on the boot it started on.
+TEST(AnalyzeE2E, SupervisorLostIsReadFromTheSentinelsRecords) {
+  TempDir root, run;
+  root.Write("proc/sys/kernel/random/boot_id", "1f0e9b7c-3a2d-4e8f-8c6b-5d4a3b2c1e00\n");  // the run's boot
+  for (const char* f : {"train.log", "meta.json", "thermal.csv"})
+    run.Write(f, testing::ReadFileOrDie(RunDir("reboot") + "/" + f));
+  run.Write(
+      "events.jsonl",
+      R"({"time":"2026-11-29T10:01:45.000Z","type":"supervisor_lost","stage":"terminate","job_pgid":4242,)"
+      R"("grace_s":10,"train_log_offset":1234})"
+      "\n"
+      R"({"time":"2026-11-29T10:01:55.000Z","type":"supervisor_lost","stage":"kill","job_pgid":4242,"grace_s":10})"
+      "\n"
+      R"({"time":"2026-11-29T10:01:55.200Z","type":"supervisor_lost","stage":"done","job_pgid":4242,"grace_s":10})"
+      "\n");
+  auto r = RunInProcess({"analyze", "--root", root.path(), run.path()}, {{"TZ", "UTC"}});
+  EXPECT_EQ(r.rc, 0) << r.err;
+  EXPECT_EQ(r.out.find("still going"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("end      sparkops run itself was killed (no exit record); its sentinel stopped the job: "
+                       "SIGTERM to its process group at 2026-11-29T10:01:45.000Z, SIGKILL after the 10 s grace at "
+                       "2026-11-29T10:01:55.000Z; the job was gone at 2026-11-29T10:01:55.200Z (killed;"),
+            std::string::npos)
+      << r.out;
+  auto j = Json({"analyze", "--root", root.path(), run.path(), "--json"});
+  EXPECT_EQ(j["end"]["status"], "supervisor_lost") << j["end"].dump(2);
+  EXPECT_EQ(j["end"]["sentinel"]["terminate"], "2026-11-29T10:01:45.000Z");
+  EXPECT_EQ(j["end"]["sentinel"]["kill"], "2026-11-29T10:01:55.000Z");
+  EXPECT_EQ(j["end"]["sentinel"]["done"], "2026-11-29T10:01:55.200Z");
+  EXPECT_EQ(j["end"]["sentinel"]["grace_s"], 10);
+  EXPECT_NE(j["verdict"].get<std::string>().find("its sentinel stopped the job"), std::string::npos) << j["verdict"];
+}
+
+// issue 30: the issue's case end to end: a tqdm log of 400 steps of 0.5 s whose steps 60-107 ran at 2x
+// (a hog right after warm-up). The slow stretch is found (not the baseline) and the warning says why.
+TEST(AnalyzeE2E, ASlowStartIsFoundAndTheBaselineWarns) {
+  TempDir d;
+  std::string log;
+  int64_t t_ms = 1795946430000;  // 2026-11-29T10:00:30Z
+  for (int i = 1; i <= 400; ++i) {
+    t_ms += static_cast<int64_t>(500 * (1 + 0.03 * std::sin(i * 1.7)) * (i >= 60 && i <= 107 ? 2 : 1));
+    log += fmt::format("{}\te\t {:3d}%|   | {}/400 [00:00<00:00, 2.00it/s]\n", FormatUtcMillis(FromUnixMillis(t_ms)),
+                       i * 100 / 400, i);
+  }
+  auto path = d.Write("train.log", log);
+  auto j = Json({"analyze", "--log", path, "--json"});
+  ASSERT_EQ(j["events"].size(), 1u) << j.dump(2);
+  EXPECT_EQ(j["events"][0]["start_step"], 60);
+  EXPECT_EQ(j["events"][0]["end_step"], 107);
+  EXPECT_NEAR(j["events"][0]["ratio"].get<double>(), 2.0, 0.1);
+  EXPECT_NEAR(j["baseline"]["cost"].get<double>(), 0.5, 0.03);
+  ASSERT_EQ(j["warnings"].size(), 1u) << j["warnings"].dump();
+  EXPECT_NE(j["warnings"][0].get<std::string>().find("are bimodal"), std::string::npos);
 }
 
 // issue 33: a run whose host froze (no exit record, a new boot id) with a pstore record from the

@@ -91,6 +91,72 @@ TEST(Episodes, TheLargestIsTheOneThatLostTheMostTime) {
   EXPECT_EQ(Detection{}.Largest(), 0u);
 }
 
+// issue 30: a blip lasted under 10 s and lost under 2 % of the run's time; it is listed, never the headline.
+TEST(Episodes, BlipRuleTable) {
+  struct Case {
+    size_t n, from, len;
+    float factor;
+    bool blip;
+    const char* why;
+  } cases[] = {
+      {1500, 800, 20, 2.0f, true, "4 s long, ~2 s lost of a ~152 s run (1.3 %)"},
+      {1500, 800, 20, 6.0f, false, "12 s long"},
+      {1500, 800, 40, 2.0f, false, "8 s long but ~4 s lost of a ~154 s run (2.6 %)"},
+      {300, 150, 20, 3.0f, false, "6 s long but ~4 s lost of a ~34 s run (12 %)"},
+      {6000, 3000, 30, 3.0f, true, "9 s long, ~6 s lost of a ~606 s run (1 %)"},
+  };
+  for (const Case& c : cases) {
+    auto v = Flat(c.n, 0.1f);
+    for (size_t i = c.from; i < c.from + c.len; ++i) v[i] *= c.factor;
+    auto d = Detect(v);
+    ASSERT_EQ(d.slowdowns.size(), 1u) << c.why;
+    EXPECT_EQ(d.slowdowns[0].blip, c.blip) << c.why << ": lost " << d.slowdowns[0].lost;
+    EXPECT_EQ(d.Blips(), c.blip ? 1u : 0u) << c.why;
+    EXPECT_EQ(d.Largest(), c.blip ? 1u : 0u) << c.why << ": a blip is never the headline";
+  }
+  // Costs that are not seconds (inverse throughput): no blips, the duration is unknown.
+  auto v = Flat(1500, 0.1f);
+  for (size_t i = 800; i < 820; ++i) v[i] *= 2;
+  DetectOptions inverse;
+  inverse.cost_is_seconds = false;
+  auto d = DetectSlowdowns(v, std::vector<uint8_t>(v.size(), 0), inverse);
+  ASSERT_EQ(d.slowdowns.size(), 1u);
+  EXPECT_FALSE(d.slowdowns[0].blip);
+}
+
+// The headline ranks by time lost among slowdowns that are not blips, even when a blip lost more.
+TEST(Episodes, HeadlineIsNeverABlip) {
+  auto c = Flat(3000, 0.1f);
+  for (size_t i = 1000; i < 1025; ++i) c[i] *= 3.0f;  // blip: 7.5 s long, ~5 s lost of ~311 s
+  for (size_t i = 2000; i < 2110; ++i) c[i] *= 1.4f;  // 15.4 s long, ~4.4 s lost
+  AnalysisResult r;
+  r.detection = Detect(c);
+  ASSERT_EQ(r.detection.slowdowns.size(), 2u);
+  EXPECT_TRUE(r.detection.slowdowns[0].blip);
+  EXPECT_FALSE(r.detection.slowdowns[1].blip);
+  EXPECT_GT(r.detection.slowdowns[0].lost, r.detection.slowdowns[1].lost);
+  EXPECT_EQ(r.detection.Largest(), 1u);
+  r.series.points.resize(c.size());
+  for (size_t i = 0; i < c.size(); ++i) r.series.points[i].step = static_cast<int64_t>(i + 1);
+  for (const Slowdown& s : r.detection.slowdowns) {
+    SlowdownEvent e;
+    e.s = s;
+    e.start_step = r.series.points[s.first].step;
+    e.cls.cause = "unknown";
+    r.slowdowns.push_back(e);
+  }
+  EXPECT_EQ(r.Verdict(),
+            "1 slowdown: step time 1.40× from step 2001 — cause: unknown; 1 short blip besides (under 10 s, under 2 % "
+            "of the run's time lost).");
+  r.slowdowns.pop_back();
+  r.detection.slowdowns.pop_back();
+  EXPECT_EQ(r.Verdict(),
+            "Steady: no sustained slowdown over 3000 steps; 1 short blip besides (under 10 s, under 2 % of the run's "
+            "time lost).");
+  EXPECT_NE(RenderAnalysisText(r).find("a blip: short, little time lost"), std::string::npos);
+  EXPECT_EQ(RenderAnalysisJson(r)["events"][0]["blip"], true);
+}
+
 TEST(Episodes, NearLabelsGetTheirOwnRows) {
   auto rows = LabelRows({{100, 80}, {120, 80}, {140, 80}, {400, 80}, {150, 10}}, 4);
   EXPECT_EQ(rows, (std::vector<int>{0, 1, 2, 0, 3}));

@@ -47,5 +47,46 @@ TEST(DescribeGuard, Table) {
   EXPECT_EQ(GuardMarkerLabel(Ev("oom", {})), "");
 }
 
+RunEvent Lost(const char* stage, int64_t t_ms) {
+  RunEvent e = Ev("supervisor_lost", {{"stage", stage}, {"job_pgid", 4242}, {"grace_s", 5.0}});
+  e.t_ms = t_ms;
+  return e;
+}
+
+// issue 30: the end of a run whose `sparkops run` was killed, read from the sentinel's records.
+TEST(DescribeSupervisorLost, Table) {
+  const int64_t t = 1795946400000;  // 2026-11-29T10:00:00Z
+  EXPECT_FALSE(DescribeSupervisorLost({}));
+  EXPECT_FALSE(DescribeSupervisorLost({Ev("exit", {{"code", 0}})}));
+  EXPECT_FALSE(DescribeSupervisorLost({Lost("done", t)}));  // no terminate: not the sentinel's story
+  struct Case {
+    std::vector<RunEvent> ev;
+    std::string detail;
+  } cases[] = {
+      {{Lost("terminate", t), Lost("done", t + 1500)},
+       "sparkops run itself was killed (no exit record); its sentinel stopped the job: SIGTERM to its process group "
+       "at 2026-11-29T10:00:00.000Z; the job was gone at 2026-11-29T10:00:01.500Z (it ended within the 5 s grace; its "
+       "exit status is not recorded: only run, its parent, could read it)"},
+      {{Lost("terminate", t), Lost("kill", t + 5000), Lost("done", t + 5100)},
+       "sparkops run itself was killed (no exit record); its sentinel stopped the job: SIGTERM to its process group "
+       "at 2026-11-29T10:00:00.000Z, SIGKILL after the 5 s grace at 2026-11-29T10:00:05.000Z; the job was gone at "
+       "2026-11-29T10:00:05.100Z (killed; its exit status is not recorded: only run, its parent, could read it)"},
+      {{Lost("terminate", t)},
+       "sparkops run itself was killed (no exit record); its sentinel stopped the job: SIGTERM to its process group "
+       "at 2026-11-29T10:00:00.000Z; the sentinel has not recorded the job's end (it may still be stopping, or the "
+       "sentinel was killed too)"},
+  };
+  for (const Case& c : cases) {
+    auto got = DescribeSupervisorLost(c.ev);
+    ASSERT_TRUE(got);
+    EXPECT_EQ(got->detail, c.detail);
+    EXPECT_EQ(got->lost_ms, t);
+    EXPECT_EQ(got->grace_s, 5.0);
+  }
+  EXPECT_EQ(DescribeSupervisorLost(cases[1].ev)->kill_ms, t + 5000);
+  EXPECT_FALSE(DescribeSupervisorLost(cases[0].ev)->kill_ms);
+  EXPECT_FALSE(DescribeSupervisorLost(cases[2].ev)->done_ms);
+}
+
 }  // namespace
 }  // namespace sparkops

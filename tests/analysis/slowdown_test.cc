@@ -92,6 +92,45 @@ TEST(Slowdown, WarmUpIsNotTheBaseline) {
   EXPECT_NEAR(d.baseline, 0.5, 0.02);
 }
 
+// issue 30: a slow stretch right after warm-up (the issue's 25 s hog in steps 60-107 of 400) does not
+// become the baseline: the baseline is the run's fastest sustained window, and the stretch is found.
+TEST(Slowdown, ASlowStretchAfterWarmUpIsNotTheBaseline) {
+  struct Case {
+    size_t from, len;
+  } cases[] = {{60, 48}, {70, 30}, {45, 70}, {100, 15}};
+  for (const Case& k : cases) {
+    auto c = Series(400, 0.5f);
+    for (size_t i = k.from; i < k.from + k.len; ++i) c[i] *= 2;
+    auto d = DetectSlowdowns(c, std::vector<uint8_t>(c.size(), 0));
+    ASSERT_TRUE(d.ran);
+    EXPECT_TRUE(d.baseline_moved) << k.from;
+    EXPECT_NEAR(d.baseline, 0.5, 0.02) << k.from;
+    EXPECT_LT(d.threshold_ratio, 1.5) << k.from;
+    EXPECT_GE(d.base_first, k.from + k.len) << k.from;
+    EXPECT_EQ(d.early_first, d.warmup);
+    EXPECT_GE(d.early_slow, k.len - 4) << k.from;
+    ASSERT_EQ(d.slowdowns.size(), 1u) << k.from;
+    EXPECT_EQ(d.slowdowns[0].first, k.from);
+    EXPECT_EQ(d.slowdowns[0].last, k.from + k.len - 1);
+    EXPECT_NEAR(d.slowdowns[0].ratio, 2.0, 0.1);
+    EXPECT_TRUE(d.slowdowns[0].recovered);
+  }
+  // A clean run, and one whose only slowdown comes later, keep the window right after warm-up.
+  auto clean = Series(400, 0.5f);
+  auto later = clean;
+  for (size_t i = 250; i < 400; ++i) later[i] *= 2;
+  for (const auto& c : {clean, later}) {
+    auto d = DetectSlowdowns(c, std::vector<uint8_t>(c.size(), 0));
+    EXPECT_FALSE(d.baseline_moved);
+    EXPECT_EQ(d.base_first, d.warmup);
+    EXPECT_EQ(d.early_slow, 0u);
+  }
+  // Spikes in the early window are not a stretch: no move.
+  auto spiky = Series(400, 0.5f);
+  for (size_t i : {50u, 60u, 70u, 80u}) spiky[i] *= 3;
+  EXPECT_FALSE(DetectSlowdowns(spiky, std::vector<uint8_t>(spiky.size(), 0)).baseline_moved);
+}
+
 TEST(Slowdown, TooFewStepsSaysSo) {
   auto d = DetectSlowdowns(Series(12, 0.5f), std::vector<uint8_t>(12, 0));
   EXPECT_FALSE(d.ran);
@@ -226,7 +265,7 @@ TEST(Slowdown, SpikeCountsMatchACountOverEveryPoint) {
     ASSERT_TRUE(d.ran);
     const double up = 1.3 * d.baseline;
     size_t eval = 0, save = 0, other = 0;
-    for (size_t i = d.base_first; i < c.size(); ++i) {
+    for (size_t i = d.early_first; i < c.size(); ++i) {  // counted from the end of warm-up
       bool covered = false;
       for (const Slowdown& s : d.slowdowns) covered |= i >= s.first && i <= s.last;
       if (!std::isfinite(c[i]) || c[i] < up || covered) continue;

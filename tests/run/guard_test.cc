@@ -467,6 +467,26 @@ TEST(RunKilled, JobIgnoringSigtermIsKilledAfterTheGrace) {
   EXPECT_NE(ReadFileOrDie(lr.dir + "/train.log").find("ignoring TERM"), std::string::npos);
 }
 
+// issue 30: after a real kill -9 of run, analyze reads the end from the sentinel's records: run was
+// lost and the sentinel stopped the job (status supervisor_lost), not "the run is still going".
+TEST(RunKilled, AnalyzeSaysRunWasLostAndTheSentinelStoppedTheJob) {
+  FakeHost h(20 * kGiB);
+  auto lr = Start(h.root, h.d.path() + "/r", {"--grace", "5"},
+                  "trap 'exit 0' TERM; echo ready; while :; do sleep 0.05; done");
+  auto [job, waited] = KillRunAndWaitForJob(lr);
+  ASSERT_GT(job, 0);
+  (void)waited;
+  for (int i = 0; i < 200 && OfTypeSoFar(lr.dir, "supervisor_lost").size() < 2; ++i) std::this_thread::sleep_for(50ms);
+  auto r = testing::RunBinary({"--root", h.root, "analyze", lr.dir, "--json"}, {{"TZ", "UTC"}});
+  ASSERT_EQ(r.rc, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["end"]["status"], "supervisor_lost") << j["end"].dump(2);
+  EXPECT_TRUE(j["end"]["sentinel"]["terminate"].is_string()) << j["end"].dump(2);
+  EXPECT_TRUE(j["end"]["sentinel"]["done"].is_string()) << j["end"].dump(2);
+  EXPECT_TRUE(j["end"]["sentinel"]["kill"].is_null()) << "the job left on SIGTERM, within the grace";
+  EXPECT_NE(j["end"]["detail"].get<std::string>().find("its sentinel stopped the job"), std::string::npos);
+}
+
 // A normal end leaves no sentinel behind and no supervisor_lost event.
 TEST(RunKilled, NormalEndDisarmsTheSentinel) {
   FakeHost h(20 * kGiB);
