@@ -43,14 +43,24 @@ void FromJournal(const HostFs& fs, const std::string& boot_id, size_t max_lines,
                    (compressed == 1 ? "" : "s") + " not read");
 }
 
-/// rsyslog's kern.log: the boot before the current one.
+/// rsyslog's kern.log: the boot before the current one. When kern.log holds none of it (rotated
+/// since that boot ended: it starts in the current boot), logrotate's kern.log.1 (plain text with
+/// delaycompress, Ubuntu's default) read before it; every line of that boot then comes from kern.log.1.
 void FromKernLog(const HostFs& fs, size_t max_lines, std::vector<std::string>* out) {
   bool cut = false;
   auto text = ReadLocalFileTail(fs.Path("/var/log/kern.log"), kKernLogMaxBytes, &cut);
-  if (!text) return;
+  if (!text) return;  // no rsyslog in this boot: which of kern.log.1's boots came last is not known
+  std::string from = "/var/log/kern.log: ";
+  std::vector<std::string> previous = PreviousBootKernLines(*text);
+  if (previous.empty())
+    if (auto rotated = ReadLocalFileTail(fs.Path("/var/log/kern.log.1"), kKernLogMaxBytes, &cut)) {
+      const std::string_view both[] = {*rotated, *text};
+      previous = PreviousBootKernLines(both);
+      from = "/var/log/kern.log.1: ";
+    }
   std::vector<std::string> lines;
-  for (std::string& line : PreviousBootKernLines(*text))
-    if (IsSign(line)) lines.push_back("/var/log/kern.log: " + line);
+  for (std::string& line : previous)
+    if (IsSign(line)) lines.push_back(from + line);
   KeepLast(lines, max_lines);
   out->insert(out->end(), lines.begin(), lines.end());
 }

@@ -3,7 +3,8 @@
 //                [--kernel-signals on|off] [--dry-run] [--notify URL] [--notify-cmd CMD] [--notify-config F]
 // The memory guard for jobs not started by `run`: watches the whole host and stops the largest
 // process (resident + GPU memory) when MemAvailable falls below the floor or PSI stays high, or
-// when the driver logs NVRM NV_ERR_NO_MEMORY (issue 33; guard/kernel_watch.h).
+// when the driver logs NVRM NV_ERR_NO_MEMORY (issue 33; guard/kernel_watch.h), or when no free 2 MiB
+// block is left for the driver while MemAvailable keeps falling under twice the floor (guard/fragmentation.h).
 #include <pwd.h>
 #include <signal.h>
 #include <time.h>
@@ -226,6 +227,15 @@ int CmdGuard(Context& ctx, const std::vector<std::string>& args) {
     if (!note.empty())
       ctx.err << "sparkops guard: " << note << "; NVRM NV_ERR_NO_MEMORY records will not stop anything\n";
   }
+  // issue 33: no free 2 MiB block for the driver while the pool shrinks under twice the floor.
+  std::optional<guard::FragmentationWatch> fragmentation;
+  if (config->kernel_signals) {
+    fragmentation.emplace(ctx.fs);
+    if (!fragmentation->note().empty()) {
+      ctx.err << "sparkops guard: " << fragmentation->note() << "\n";
+      fragmentation.reset();
+    }
+  }
 
   auto start = Head("guard_start");
   const auto settings = GuardConfigJson(*config);
@@ -236,6 +246,7 @@ int CmdGuard(Context& ctx, const std::vector<std::string>& args) {
   start["oom_score_adj_lowered"] = adjusted;
   if (!ledger.path().empty() && !ledger.error()) start["ledger"] = ledger.path();
   if (config->kernel_signals) start["kernel_log_followed"] = kernel.has_value();
+  if (config->kernel_signals) start["fragmentation_watched"] = fragmentation.has_value();
   Emit(ctx, start);
 
   // Made before the loop's first Emit; its thread starts with the first notice (a stop).
@@ -255,6 +266,7 @@ int CmdGuard(Context& ctx, const std::vector<std::string>& args) {
   }();
   guard::State state;
   std::string kernel_line;  // a no-memory record not yet acted on (kept while the victim is chosen again)
+  std::string buddyinfo;    // a fragmentation stop's evidence not yet acted on (likewise)
   while (!g_quit) {
     std::optional<guard::Reading> r = reader.Read(guard::MonoSeconds());
     if (!r) {
@@ -263,12 +275,18 @@ int CmdGuard(Context& ctx, const std::vector<std::string>& args) {
     }
     guard::Decision d =
         guard::WithKernelSign(guard::Decide(*config, *r, state), kernel ? &*kernel : nullptr, &kernel_line);
+    // Off the floor's path: buddyinfo is read only when the readings and the kernel log call for
+    // nothing (and then at most once a second, while armed).
+    if (d.action == guard::Action::kNone &&
+        (!buddyinfo.empty() || (fragmentation && fragmentation->Check(*config, *r, &buddyinfo))))
+      d = {guard::Action::kStop, guard::Reason::kFragmentation};
     if (d.action == guard::Action::kNone) {
       if (!Nap(guard::PollInterval(*config, *r))) break;
       continue;
     }
     guard::ActionRecord a = guard::MakeRecord(d, *r, *config);
     if (d.reason == guard::Reason::kKernelNoMemory) a.kernel_line = kernel_line;
+    if (d.reason == guard::Reason::kFragmentation) a.buddyinfo = buddyinfo;
     if (d.action == guard::Action::kFlush) {
       a.flush_ok = !dry_run && guard::WriteDropCachesAt(drop_caches.c_str());
       if (!dry_run) ledger.Count("flush", guard::ToString(d.reason));
@@ -293,7 +311,8 @@ int CmdGuard(Context& ctx, const std::vector<std::string>& args) {
       j["why"] = "no process may be chosen (--only/--avoid, PID 1, itself, kernel threads, oom_score_adj -1000)";
       Emit(ctx, j);
       state = {};
-      kernel_line.clear();
+      kernel_line.clear(), buddyinfo.clear();
+      if (fragmentation) fragmentation->Reset();
       if (!Nap(grace > 1 ? grace : 1)) break;
       continue;
     }
@@ -382,7 +401,8 @@ int CmdGuard(Context& ctx, const std::vector<std::string>& args) {
     }
     state = {};
     if (dry_run && !Nap(grace > 1 ? grace : 1)) break;  // one line per grace period, not per poll
-    kernel_line.clear();
+    kernel_line.clear(), buddyinfo.clear();
+    if (fragmentation) fragmentation->Reset();  // the next stop needs the pool to shrink again
     // The driver logs a burst of no-memory records for one failure: those that came while the guard
     // stopped this process belong to the episode it acted on, not to a new one.
     if (d.reason == guard::Reason::kKernelNoMemory && kernel) (void)kernel->Poll();

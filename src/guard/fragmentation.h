@@ -64,6 +64,9 @@ class FragmentationWatch {
   /// Adds `r` to the window and, when the trigger is armed, reads buddyinfo (at most once per
   /// kSlowPollS). True: stop the job; `*evidence` says why.
   bool Check(const Config& c, const Reading& r, std::string* evidence);
+  /// Forgets the growth window (`guard` after a stop: the next stop needs a full window of growth
+  /// again, not the readings that led to this one).
+  void Reset() { window_ = {}; }
   const std::string& note() const { return note_; }
 
  private:

@@ -3,6 +3,7 @@
 /// frozen boot left). Lines are "Mon DD HH:MM:SS host kernel: [ t] text" (or with an RFC 3339 time);
 /// a boot starts where the kernel's timestamp goes back (to 0.000000), or, without timestamps, at
 /// "Linux version". Pure.
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -19,5 +20,9 @@ std::string_view KernLogText(std::string_view line, double* t = nullptr, bool* h
 /// current one: rsyslog logs the ring from the start of each boot). Empty when the text holds one
 /// boot or none.
 std::vector<std::string> PreviousBootKernLines(std::string_view text);
+
+/// The same over texts read one after the other, oldest first: logrotate's kern.log.1, then
+/// kern.log (a boot may begin in one and go on in the next).
+std::vector<std::string> PreviousBootKernLines(std::span<const std::string_view> texts);
 
 }  // namespace sparkops

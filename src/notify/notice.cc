@@ -89,7 +89,9 @@ std::string NoticeText(std::string_view event, const nlohmann::ordered_json& r, 
     if (Str(r, "reason") == "kernel_nvrm_no_memory")  // issue 33: not a floor crossing
       line += ": the driver logged NVRM NV_ERR_NO_MEMORY (the host may wedge)";
     else if (Str(r, "reason") == "fragmentation")
-      line += ": no free 2 MiB block for the driver while the job grew (the host may wedge)";
+      line += ctx.job.empty()
+                  ? ": no free 2 MiB block for the driver while the host's memory use grew (the host may wedge)"
+                  : ": no free 2 MiB block for the driver while the job grew (the host may wedge)";
     else if (Str(r, "reason") == "pressure" && Num(r, "psi_full_avg10"))
       line += fmt::format(": memory pressure, PSI full avg10 {:.1f}%", *Num(r, "psi_full_avg10"));
     else if (avail && floor)

@@ -211,6 +211,23 @@ TEST(AnalyzeE2E, RebootShowsThePreviousBootsRecordsFromTheJournalAndKernLog) {
   EXPECT_NE(testing::ReadFileOrDie(root.path() + "/r.html").find("1 compressed record not read"), std::string::npos);
 }
 
+// issue 33: kern.log rotated since the crashed boot (it starts in the current one): the previous
+// boot's records come from kern.log.1, named as such.
+TEST(AnalyzeE2E, RebootShowsThePreviousBootsRecordsFromARotatedKernLog) {
+  TempDir root;
+  root.Write("proc/sys/kernel/random/boot_id", testing::ReadFileOrDie(Root() + "/proc/sys/kernel/random/boot_id"));
+  const std::string k = " spark-01 kernel: ";
+  root.Write("var/log/kern.log.1",
+             "Nov 29 10:00:00" + k + "[    0.000000] Linux version 6.17.0-1008-nvidia\n" + "Nov 29 10:41:07" + k +
+                 "[ 2467.000000] NVRM: nvAssertFailedNoLog: Assertion failed: NV_ERR_NO_MEMORY\n");
+  root.Write("var/log/kern.log", "Nov 29 11:02:00" + k + "[    0.000000] Linux version 6.17.0-1008-nvidia\n" +
+                                     "Nov 29 11:02:05" + k + "[    5.000000] NVRM: Xid 31 in the current boot\n");
+  auto j = Json({"analyze", "--root", root.path(), RunDir("reboot"), "--json"});
+  ASSERT_EQ(j["end"]["kernel_lines"].size(), 1u) << j["end"].dump(2);
+  EXPECT_EQ(j["end"]["kernel_lines"][0],
+            "/var/log/kern.log.1: NVRM: nvAssertFailedNoLog: Assertion failed: NV_ERR_NO_MEMORY");
+}
+
 TEST(AnalyzeE2E, LogAndThermalFlagsWithoutARunDirectory) {
   auto r = RunInProcess({"analyze", "--log", RunDir("thermal") + "/train.log", "--thermal",
                          RunDir("thermal") + "/thermal.csv"},

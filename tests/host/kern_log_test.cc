@@ -62,5 +62,29 @@ TEST(PreviousBootKernLines, TheBootBeforeTheLastOne) {
   EXPECT_TRUE(PreviousBootKernLines("").empty());
 }
 
+// logrotate moved the previous boot into kern.log.1: read before kern.log, a boot that began in one
+// goes on in the next, and the boot before the last one is found across the two.
+TEST(PreviousBootKernLines, AcrossARotation) {
+  const std::string k = " spark-01 kernel: ";
+  const std::string rotated = "Nov 29 09:30:00" + k + "[    0.000000] Linux version 6.17.0-1008-nvidia\n" +
+                              "Nov 29 10:41:07" + k + "[ 4267.115022] NVRM: Xid (PCI:000f:01:00): 109, pid=1\n";
+  const std::string current = "Nov 29 11:02:00" + k + "[    0.000000] Linux version 6.17.0-1008-nvidia\n" +
+                              "Nov 29 11:02:05" + k + "[    5.000000] the current boot\n";
+  EXPECT_TRUE(PreviousBootKernLines(current).empty()) << "kern.log alone starts in the current boot";
+  const std::string_view both[] = {rotated, current};
+  auto prev = PreviousBootKernLines(both);
+  ASSERT_EQ(prev.size(), 2u);
+  EXPECT_EQ(prev[1], "NVRM: Xid (PCI:000f:01:00): 109, pid=1");
+  // Rotated in the middle of the previous boot: its lines from both files, in order.
+  const std::string head = "Nov 29 09:30:00" + k + "[    0.000000] Linux version 6\n";
+  const std::string rest = "Nov 29 10:41:07" + k + "[ 4267.000000] NVRM: nvAssertFailedNoLog: NV_ERR_NO_MEMORY\n" +
+                           "Nov 29 11:02:00" + k + "[    0.000000] Linux version 6\n";
+  const std::string_view split[] = {head, rest};
+  prev = PreviousBootKernLines(split);
+  ASSERT_EQ(prev.size(), 2u);
+  EXPECT_EQ(prev[0], "Linux version 6");
+  EXPECT_EQ(prev[1], "NVRM: nvAssertFailedNoLog: NV_ERR_NO_MEMORY");
+}
+
 }  // namespace
 }  // namespace sparkops

@@ -116,6 +116,12 @@ TEST(NotifyNotice, TextOfEachKind) {
                        kCtx),
             "spark-01: the memory guard stopped `python train.py --lr 1e-4` (SIGTERM): no free 2 MiB block for the "
             "driver while the job grew (the host may wedge)");
+  // The host guard (no job): the process it chose, and the host's growth, not a job's.
+  EXPECT_EQ(NoticeText("memory_guard", Rec(R"({"action":"terminate","reason":"fragmentation","signal":"SIGTERM",
+                              "pid":4821,"name":"python3"})"),
+                       NoticeContext{"spark-01", "", ""}),
+            "spark-01: the memory guard stopped pid 4821 (python3) (SIGTERM): no free 2 MiB block for the driver "
+            "while the host's memory use grew (the host may wedge)");
   EXPECT_EQ(NoticeText("throttle_start", Rec(R"({"reasons":"sw_thermal","gpu_temp_c":87,"sm_clock_mhz":1200})"), kCtx),
             "spark-01: GPU clocks throttled (sw_thermal), GPU 87 C, SM 1200 MHz during `python train.py --lr 1e-4`");
   EXPECT_EQ(NoticeText("kernel_xid", Rec(R"({"code":79,"line":"NVRM: Xid (PCI:0000:01:00): 79, GPU has fallen off"})"),
