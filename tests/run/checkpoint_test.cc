@@ -276,33 +276,24 @@ TEST(RunCheckpoint, TheStopWaitsAtMostTheGraceAndNotUnderHalfTheFloor) {
 TEST(RunCheckpoint, BadFlags) {
   FakeHost h(20 * kGiB);
   TempDir d;
-  struct Case {
-    std::vector<std::string> flags;
-    const char* names;
-  } cases[] = {
-      {{"--checkpoint-signal", "KILL"}, "--checkpoint-signal"},
-      {{"--checkpoint-signal", ""}, "--checkpoint-signal"},
-      {{"--checkpoint-signal", "USR1", "--min-available", "8G", "--checkpoint-at", "4G"}, "--checkpoint-at"},
-      {{"--checkpoint-signal", "USR1", "--checkpoint-at", "nan"}, "--checkpoint-at"},
-      {{"--checkpoint-signal", "USR1", "--checkpoint-at", "100%"}, "--checkpoint-at"},
-      {{"--checkpoint-at", "16G"}, "--checkpoint-signal"},
-      {{"--checkpoint-signal", "USR1", "--no-guard"}, "--checkpoint-signal"},
-      {{"--checkpoint-signal", "USR1", "--checkpoint-psi", "40"}, "--checkpoint-psi"},  // the default --max-pressure
-      {{"--checkpoint-signal", "USR1", "--max-pressure", "30", "--checkpoint-psi", "35"}, "--checkpoint-psi"},
-      {{"--checkpoint-signal", "USR1", "--checkpoint-psi", "0"}, "--checkpoint-psi"},
-      {{"--checkpoint-psi", "10"}, "--checkpoint-signal"},
-      {{"--checkpoint-signal", "USR1", "--checkpoint-grace", "-1"}, "--checkpoint-grace"},
-      {{"--checkpoint-signal", "USR1", "--checkpoint-grace", "inf"}, "--checkpoint-grace"},
-  };
-  int n = 0;
-  for (const auto& c : cases) {
-    std::vector<std::string> argv = {"--root", h.root, "run", "--out", d.path() + "/r" + std::to_string(n++)};
-    argv.insert(argv.end(), c.flags.begin(), c.flags.end());
-    argv.insert(argv.end(), {"--", "true"});
-    auto r = testing::RunBinary(argv);
-    EXPECT_EQ(r.rc, 2) << Join(c.flags, " ") << "\n" << r.err;
-    EXPECT_NE(r.err.find(c.names), std::string::npos) << Join(c.flags, " ") << "\n" << r.err;
-  }
+  testing::ExpectRunRefuses(
+      h.root, d.path(),
+      {
+          {{"--checkpoint-signal", "KILL"}, "--checkpoint-signal"},
+          {{"--checkpoint-signal", ""}, "--checkpoint-signal"},
+          {{"--checkpoint-signal", "USR1", "--min-available", "8G", "--checkpoint-at", "4G"}, "--checkpoint-at"},
+          {{"--checkpoint-signal", "USR1", "--checkpoint-at", "nan"}, "--checkpoint-at"},
+          {{"--checkpoint-signal", "USR1", "--checkpoint-at", "100%"}, "--checkpoint-at"},
+          {{"--checkpoint-at", "16G"}, "--checkpoint-signal"},
+          {{"--checkpoint-signal", "USR1", "--no-guard"}, "--checkpoint-signal"},
+          {{"--checkpoint-signal", "USR1", "--checkpoint-psi", "40"},
+           "--checkpoint-psi"},  // the default --max-pressure
+          {{"--checkpoint-signal", "USR1", "--max-pressure", "30", "--checkpoint-psi", "35"}, "--checkpoint-psi"},
+          {{"--checkpoint-signal", "USR1", "--checkpoint-psi", "0"}, "--checkpoint-psi"},
+          {{"--checkpoint-psi", "10"}, "--checkpoint-signal"},
+          {{"--checkpoint-signal", "USR1", "--checkpoint-grace", "-1"}, "--checkpoint-grace"},
+          {{"--checkpoint-signal", "USR1", "--checkpoint-grace", "inf"}, "--checkpoint-grace"},
+      });
 }
 
 }  // namespace

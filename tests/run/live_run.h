@@ -100,6 +100,25 @@ inline LiveRun StartRun(const std::string& root, const std::string& dir, const s
   return lr;
 }
 
+/// A set of run flags that must be refused, and the flag the message must name.
+struct RefusedFlags {
+  std::vector<std::string> flags;
+  const char* names;
+};
+
+/// Each case's `sparkops --root ROOT run --out DIR/rN FLAGS -- true` exits 2 naming its flag.
+inline void ExpectRunRefuses(const std::string& root, const std::string& dir, const std::vector<RefusedFlags>& cases) {
+  int n = 0;
+  for (const RefusedFlags& c : cases) {
+    std::vector<std::string> argv = {"--root", root, "run", "--out", dir + "/r" + std::to_string(n++)};
+    argv.insert(argv.end(), c.flags.begin(), c.flags.end());
+    argv.insert(argv.end(), {"--", "true"});
+    auto r = RunBinary(argv);
+    EXPECT_EQ(r.rc, 2) << Join(c.flags, " ") << "\n" << r.err;
+    EXPECT_NE(r.err.find(c.names), std::string::npos) << Join(c.flags, " ") << "\n" << r.err;
+  }
+}
+
 /// Drains run's output and waits for it; its exit status; `err` gets its stderr.
 inline int FinishRun(LiveRun& lr, std::string* err = nullptr) {
   std::string e;

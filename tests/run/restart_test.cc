@@ -286,29 +286,18 @@ TEST(RunRestart, CtrlCNeverRestarts) {
 TEST(RunRestart, BadFlags) {
   FakeHost h(20 * kGiB);
   TempDir d;
-  struct Case {
-    std::vector<std::string> flags;
-    const char* names;
-  } cases[] = {
-      {{"--restart-on", "oom"}, "--restart-on"},
-      {{"--restart-on", ""}, "--restart-on"},
-      {{"--restart-on", "crash,crash"}, "--restart-on"},
-      {{"--restart-on", "crash", "--max-restarts", "0"}, "--max-restarts"},
-      {{"--restart-on", "crash", "--max-restarts", "1.5"}, "--max-restarts"},
-      {{"--restart-on", "crash", "--restart-backoff", "-1"}, "--restart-backoff"},
-      {{"--restart-on", "crash", "--restart-backoff", "inf"}, "--restart-backoff"},
-      {{"--max-restarts", "2"}, "--max-restarts"},
-      {{"--restart-backoff", "5"}, "--restart-backoff"},
-  };
-  int n = 0;
-  for (const auto& c : cases) {
-    std::vector<std::string> argv = {"--root", h.root, "run", "--out", d.path() + "/r" + std::to_string(n++)};
-    argv.insert(argv.end(), c.flags.begin(), c.flags.end());
-    argv.insert(argv.end(), {"--", "true"});
-    auto r = testing::RunBinary(argv);
-    EXPECT_EQ(r.rc, 2) << Join(c.flags, " ") << "\n" << r.err;
-    EXPECT_NE(r.err.find(c.names), std::string::npos) << Join(c.flags, " ") << "\n" << r.err;
-  }
+  testing::ExpectRunRefuses(h.root, d.path(),
+                            {
+                                {{"--restart-on", "oom"}, "--restart-on"},
+                                {{"--restart-on", ""}, "--restart-on"},
+                                {{"--restart-on", "crash,crash"}, "--restart-on"},
+                                {{"--restart-on", "crash", "--max-restarts", "0"}, "--max-restarts"},
+                                {{"--restart-on", "crash", "--max-restarts", "1.5"}, "--max-restarts"},
+                                {{"--restart-on", "crash", "--restart-backoff", "-1"}, "--restart-backoff"},
+                                {{"--restart-on", "crash", "--restart-backoff", "inf"}, "--restart-backoff"},
+                                {{"--max-restarts", "2"}, "--max-restarts"},
+                                {{"--restart-backoff", "5"}, "--restart-backoff"},
+                            });
 }
 
 }  // namespace
