@@ -58,4 +58,11 @@ std::vector<RunAttempt> ReadAttempts(const std::vector<RunEvent>& events, const 
   return out;
 }
 
+std::span<const RunEvent> LastAttemptEvents(const std::vector<RunEvent>& events) {
+  size_t from = 0;
+  for (size_t i = 0; i < events.size(); ++i)
+    if (events[i].type == "attempt_start") from = i;
+  return std::span<const RunEvent>(events).subspan(from);
+}
+
 }  // namespace sparkops

@@ -3,6 +3,7 @@
 /// and the last attempt's `exit`), with the time each stop and restart cost (docs/restart.md).
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -29,5 +30,10 @@ struct RunAttempt {
 /// Pure: the attempts in `events` (sorted by time), none for a run without attempt records.
 /// `series` gives each attempt's first step time (the first point at or after its start).
 std::vector<RunAttempt> ReadAttempts(const std::vector<RunEvent>& events, const StepSeries& series);
+
+/// Pure: the events of the last attempt (from its `attempt_start` on; all of them for a run without
+/// attempts). What ended the run (the guard's stop, the OOM ladder's advice) is read from these: an
+/// earlier attempt's stop is in the attempts, not in the run's end.
+std::span<const RunEvent> LastAttemptEvents(const std::vector<RunEvent>& events);
 
 }  // namespace sparkops

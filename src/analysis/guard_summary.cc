@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "analysis/attempts.h"
 #include "base/timefmt.h"
 
 namespace sparkops {
@@ -20,8 +21,9 @@ std::optional<std::string> DescribeGuard(const std::vector<RunEvent>& events) {
   const RunEvent* stop = nullptr;
   bool killed = false, lost = false;
   int flushes = 0;
-  for (const RunEvent& e : events) {
+  for (const RunEvent& e : events)
     if (e.type == "supervisor_lost") lost = true;
+  for (const RunEvent& e : LastAttemptEvents(events)) {  // an earlier attempt's stop is in the attempts
     if (e.type != "memory_guard") continue;
     std::string a = e.Str("action");
     if (a == "flush") ++flushes;

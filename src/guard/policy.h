@@ -18,6 +18,7 @@ inline constexpr double kDefaultMaxPressure = 40.0;     ///< PSI memory `full av
 inline constexpr double kDefaultPressureWindow = 10.0;  ///< seconds above --max-pressure before acting
 inline constexpr double kFastPollS = 0.1;               ///< within 2x the floor
 inline constexpr double kSlowPollS = 1.0;               ///< otherwise
+inline constexpr double kFootprintRefreshS = 1.0;  ///< the job's footprint, re-read while near the floor
 
 /// `--min-available`: bytes ("8G", "512M", "1.5G", "4096K", "1T", a bare number is bytes) or a share of
 /// MemTotal ("6%"). Suffixes are binary (G = GiB); a trailing "iB"/"B" is accepted.

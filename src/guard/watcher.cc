@@ -100,6 +100,7 @@ bool WriteDropCachesAt(const char* path) {
 void JobGuard::Loop() {
   State state;
   Footprint last;
+  double last_at = 0;  ///< monotonic seconds of `last`
   bool was_near = false;
   std::optional<double> ckpt_asked;  ///< monotonic seconds of the checkpoint request
   double ckpt_retry = 0;             ///< no process caught the signal: try again from then
@@ -111,7 +112,11 @@ void JobGuard::Loop() {
       continue;
     }
     bool near = r->available / 2 < o_.config.floor;
-    if (near && !was_near && o_.footprint) last = o_.footprint();  // once per episode, at 2x the floor
+    // The job's footprint near the floor, read ahead of a stop (so the SIGTERM waits on no /proc
+    // walk): at 2x the floor, then again at most once a second while the pool stays near it (a job
+    // that started near the floor would otherwise be reported at its start-up size).
+    if (near && o_.footprint && (!was_near || r->t_s - last_at >= kFootprintRefreshS))
+      last = o_.footprint(), last_at = r->t_s;
     was_near = near;
     if (o_.checkpoint_at && o_.request_checkpoint && !ckpt_asked && r->t_s >= ckpt_retry &&
         CheckpointTriggerFor(*r, *o_.checkpoint_at, o_.checkpoint_psi) != CheckpointTrigger::kNone) {

@@ -4,6 +4,7 @@
 
 #include <cmath>
 
+#include "analysis/attempts.h"
 #include "base/json_text.h"
 
 namespace sparkops {
@@ -16,10 +17,11 @@ nlohmann::json Opt(const std::optional<double>& v) {
   return v ? nlohmann::json(std::round(*v * 1000) / 1000) : nlohmann::json();
 }
 
-/// The first memory_guard event that stopped the job (terminate, else kill), or null.
+/// The first memory_guard event that stopped the last attempt of the job (terminate, else kill), or
+/// null: a run that went on after an earlier attempt's stop did not end in it.
 const RunEvent* GuardStop(const std::vector<RunEvent>& events) {
   const RunEvent* kill = nullptr;
-  for (const RunEvent& e : events) {
+  for (const RunEvent& e : LastAttemptEvents(events)) {
     if (e.type != "memory_guard") continue;
     if (e.Str("action") == "terminate") return &e;
     if (e.Str("action") == "kill" && !kill) kill = &e;

@@ -95,6 +95,26 @@ TEST(RunGuard, TerminatesTheJobWhenMemAvailableFallsBelowTheFloor) {
   EXPECT_EQ(meta["memory_guard"]["min_available_bytes"], 8 * kGiB);
 }
 
+// A job that started near the floor and grew there: the stop reports what it held just before the
+// SIGTERM (re-read at most a second apart while near the floor), not its size at start-up. The
+// allocator dies of the SIGTERM at once, so the reading after the signal finds nothing.
+TEST(RunGuard, TheStopReportsTheFootprintNearTheStopNotAtStartUp) {
+  FakeHost h(12 * kGiB);  // under twice the 8 GiB floor from the start
+  const std::string alloc = testing::TargetShell({testing::BuildArtifact("guard_alloc"), "64", "0", "256"});
+  auto lr =
+      Start(h.root, h.d.path() + "/r", {"--min-available", "8G", "--grace", "5"}, "echo ready; sleep 1; exec " + alloc);
+  for (int i = 0; i < 600 && ReadFileOrDie(lr.dir + "/train.log").find("allocated 256 MiB") == std::string::npos; ++i)
+    std::this_thread::sleep_for(50ms);
+  std::this_thread::sleep_for(2500ms);  // more than one refresh while near the floor
+  h.SetMem(2 * kGiB);
+  std::string err;
+  const int rc = Finish(lr, &err);
+  EXPECT_EQ(rc, 75) << err;
+  auto g = OfType(lr.dir, "memory_guard");
+  ASSERT_EQ(g.size(), 1u) << ReadFileOrDie(lr.dir + "/events.jsonl");
+  EXPECT_GE(g[0]["job_rss_bytes"].get<uint64_t>(), 200ull << 20) << g[0].dump();
+}
+
 TEST(RunGuard, KillsAJobThatIgnoresSigtermAfterTheGrace) {
   FakeHost h(20 * kGiB);
   auto lr = Start(h.root, h.d.path() + "/r", {"--min-available", "8G", "--grace", "0.5"}, kIgnoresTerm);

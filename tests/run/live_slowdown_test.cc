@@ -74,7 +74,8 @@ TEST(LiveSlowdown, OneEventPerEpisodeAndTheNotifyCommandGetsIt) {
   EXPECT_LE(ev[0]["start_step"].get<int64_t>(), 60) << ev[0].dump();
   EXPECT_EQ(ev[0].value("cause", ""), "thermal") << ev[0].dump();
   int told = 0;
-  for (std::string_view line : SplitLines(ReadFileOrDie(out))) {
+  const std::string told_text = ReadFileOrDie(out);  // SplitLines views into it: keep it alive
+  for (std::string_view line : SplitLines(told_text)) {
     auto j = nlohmann::json::parse(line, nullptr, false);
     ASSERT_FALSE(j.is_discarded()) << line;
     if (j["event"] != "slowdown") continue;

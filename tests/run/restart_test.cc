@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "analysis/attempts.h"
+#include "analysis/guard_summary.h"
 #include "analysis/localtime.h"
 #include "analysis/run_dir.h"
 #include "analysis/slowdown.h"
@@ -136,6 +137,37 @@ TEST(Restart, AttemptsFromEvents) {
   EXPECT_EQ(a[1].code, 0);
   EXPECT_FALSE(a[1].lost_s);
   EXPECT_TRUE(ReadAttempts({}, s).empty());
+}
+
+// What ended the run is read from its last attempt: attempt 1's guard stop is in the attempts, not
+// in the end line or the OOM ladder of a run whose attempt 2 finished.
+TEST(Restart, AnEarlierAttemptsStopIsNotTheRunsEnd) {
+  const std::string first =
+      R"({"time":"2026-12-06T12:00:00.000Z","type":"attempt_start","attempt":1,"pid":100}
+{"time":"2026-12-06T12:12:29.000Z","type":"memory_guard","action":"terminate","reason":"min_available","signal":"SIGTERM"}
+{"time":"2026-12-06T12:12:30.000Z","type":"restart","attempt":1,"reason":"guard","code":0,"backoff_s":10}
+{"time":"2026-12-06T12:12:40.000Z","type":"attempt_start","attempt":2,"pid":200}
+)";
+  auto finished = ParseEventsJsonl(first + R"({"time":"2026-12-06T12:30:00.000Z","type":"exit","code":0}
+)",
+                                   "events.jsonl");
+  ASSERT_TRUE(finished) << finished.error().message;
+  EXPECT_EQ(LastAttemptEvents(*finished).size(), 2u);
+  EXPECT_FALSE(DescribeGuard(*finished)) << *DescribeGuard(*finished);
+  auto stopped_again = ParseEventsJsonl(
+      first + R"({"time":"2026-12-06T12:20:00.000Z","type":"memory_guard","action":"terminate","reason":"pressure"}
+{"time":"2026-12-06T12:20:01.000Z","type":"exit","signal":"Terminated"}
+)",
+      "events.jsonl");
+  ASSERT_TRUE(stopped_again) << stopped_again.error().message;
+  auto d = DescribeGuard(*stopped_again);
+  ASSERT_TRUE(d);
+  EXPECT_NE(d->find("memory pressure"), std::string::npos) << *d;
+  auto plain = ParseEventsJsonl(R"({"time":"2026-12-06T12:20:00.000Z","type":"exit","code":0}
+)",
+                                "events.jsonl");
+  ASSERT_TRUE(plain);
+  EXPECT_EQ(LastAttemptEvents(*plain).size(), 1u);  // no attempts: every event
 }
 
 // Attempt 1 crashes (exit 3), attempt 2 succeeds: run exits 0; events, meta, summary and analyze
