@@ -11,6 +11,7 @@
 #include "base/strings.h"
 #include "guard/candidates.h"
 #include "guard/pidfd.h"
+#include "host/cgroup.h"
 #include "host/hostfs.h"
 #include "host/pidns.h"
 
@@ -30,10 +31,8 @@ std::vector<pid_t> Procs(const std::string& dir) {
 /// True when /proc (as this process sees it) puts `proc_pid` in cgroup `path`.
 bool InCgroup(uint32_t proc_pid, const std::string& path) {
   auto text = HostFs("/").Read("/proc/" + std::to_string(proc_pid) + "/cgroup", 65536);
-  if (!text) return false;
-  for (std::string_view line : SplitLines(*text))
-    if (line.starts_with("0::")) return line.substr(3) == path;
-  return false;
+  auto in = text ? ParseCgroup2Path(*text) : std::nullopt;
+  return in && *in == path;
 }
 
 }  // namespace

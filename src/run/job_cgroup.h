@@ -13,14 +13,9 @@
 #include <vector>
 
 #include "base/error.h"
+#include "host/cgroup.h"  // ParseCgroup2Mount, ParseCgroup2Path
 
 namespace sparkops {
-
-/// The cgroup2 mount point in a mountinfo text and the path of that mount's root (field 4);
-/// nullopt when none is mounted. Pure.
-std::optional<std::pair<std::string, std::string>> ParseCgroup2Mount(std::string_view mountinfo);
-/// The "0::" path of a /proc/PID/cgroup text; nullopt without one. Pure.
-std::optional<std::string> ParseCgroup2Path(std::string_view proc_cgroup);
 
 class JobHold {
  public:
