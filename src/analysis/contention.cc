@@ -7,6 +7,7 @@
 #include <map>
 #include <optional>
 
+#include "analysis/culprits.h"
 #include "analysis/step_line.h"
 
 namespace sparkops {
@@ -25,6 +26,10 @@ constexpr ContentionCol kCols[] = {{"cpu_pressure_pct", &ThermalRow::cpu_pressur
                                    {"io_pressure_full_pct", &ThermalRow::io_pressure_full, true},
                                    {"job_cores", &ThermalRow::job_cores, false},
                                    {"other_cores", &ThermalRow::other_cores, false},
+                                   {"job_procs", &ThermalRow::job_procs, false},
+                                   {"job_cpus", &ThermalRow::job_cpus, false},
+                                   {"others_on_job_cpus", &ThermalRow::others_on_job_cpus, false},
+                                   {"cpu_steal_pct", &ThermalRow::cpu_steal_pct, true},
                                    {"pressure_source", nullptr, false}};
 const ContentionCol* FindCol(std::string_view name) {
   for (const auto& c : kCols)
@@ -41,44 +46,6 @@ std::optional<double> Median(const std::vector<const ThermalRow*>& rows, Field f
   return v[v.size() / 2];
 }
 
-/// "pid 4121 `sha256sum /dev/zero` 1.0 cores, 8.0 MB/s I/O" for the top consumers the span's
-/// host_contention events named: each pid once, with its highest core figure and its highest I/O
-/// rate over the span (each from whichever record held it; no I/O part where no record had one), the
-/// three highest by `kind` ("io": I/O rate where known, else cores).
-std::string TopConsumers(const std::vector<RunEvent>& events, int64_t t0, int64_t t1, const char* kind) {
-  struct Top {
-    std::string cmd;
-    double cores = 0;
-    std::optional<double> io;
-    double key = 0;
-  };
-  std::map<int64_t, Top> by_pid;
-  for (const RunEvent& e : events) {
-    if (e.type != "host_contention" || e.t_ms < t0 || e.t_ms > t1) continue;
-    auto top = e.record.find("top");
-    if (top == e.record.end() || !top->is_array()) continue;
-    for (const auto& p : *top) {
-      if (!p.is_object() || !p.contains("pid") || !p["pid"].is_number_integer()) continue;
-      Top& t = by_pid[p["pid"].get<int64_t>()];
-      if (p.contains("cores") && p["cores"].is_number()) t.cores = std::max(t.cores, p["cores"].get<double>());
-      if (p.contains("io_bytes_per_s") && p["io_bytes_per_s"].is_number() && p["io_bytes_per_s"].get<double>() >= 0)
-        t.io = std::max(t.io.value_or(0), p["io_bytes_per_s"].get<double>());
-      std::string cmd = p.contains("cmdline") && p["cmdline"].is_string() ? p["cmdline"].get<std::string>() : "";
-      if (cmd.empty() && p.contains("comm") && p["comm"].is_string()) cmd = p["comm"].get<std::string>();
-      if (t.cmd.empty()) t.cmd = cmd;
-    }
-  }
-  std::vector<std::pair<int64_t, Top>> v(by_pid.begin(), by_pid.end());
-  for (auto& [pid, t] : v) t.key = std::string_view(kind) == "io" && t.io ? *t.io : t.cores;
-  std::stable_sort(v.begin(), v.end(), [](const auto& a, const auto& b) { return a.second.key > b.second.key; });
-  std::string out;
-  for (size_t i = 0; i < v.size() && i < 3; ++i) {
-    const auto& [pid, t] = v[i];
-    out += fmt::format("{}pid {} `{}` {:.1f} cores{}", i ? ", " : "", pid, t.cmd, t.cores,
-                       t.io ? fmt::format(", {:.1f} MB/s I/O", *t.io / 1e6) : "");
-  }
-  return out;
-}
 }  // namespace
 
 bool IsContentionColumn(std::string_view lower_name) { return FindCol(lower_name) != nullptr; }
@@ -108,45 +75,118 @@ std::vector<ContentionFinding> FindHostContention(const std::vector<const Therma
   for (auto* r : span)
     if (!r->pressure_source.empty()) source = r->pressure_source;
   const char* what = source == "runnable" ? " (estimated from runnable tasks: no PSI)" : "";
+  auto med = [&](Field f) { return std::pair{Median(before, f), Median(span, f)}; };
   // The job's share of the CPUs and the rest of the host's, before and over the span.
-  auto jb = Median(before, &ThermalRow::job_cores), js = Median(span, &ThermalRow::job_cores);
-  auto ob = Median(before, &ThermalRow::other_cores), os = Median(span, &ThermalRow::other_cores);
+  auto [jb, js] = med(&ThermalRow::job_cores);
+  auto [ob, os] = med(&ThermalRow::other_cores);
+  auto [nb, ns] = med(&ThermalRow::others_on_job_cpus);
+  auto [pb, ps] = med(&ThermalRow::job_procs);
+  auto [cb, cs] = med(&ThermalRow::job_cpus);
   std::string share;
-  if (jb && js) share += fmt::format("; the job's share went from {:.1f} to {:.1f} cores", *jb, *js);
+  if (jb && js)
+    share += fmt::format("; the job's share went from {:.1f} to {:.1f} cores{}", *jb, *js,
+                         cs ? fmt::format(" of its {:.0f} CPU{}", *cs, *cs == 1 ? "" : "s") : "");
+  if (nb && ns) share += fmt::format("; others on the job's CPUs from {:.1f} to {:.1f} cores", *nb, *ns);
   if (ob && os) share += fmt::format("; the rest of the host from {:.1f} to {:.1f} cores", *ob, *os);
-  struct Kind {
-    const char* cause;
-    const char* label;
-    Field f;
-    const char* top;
-  };
-  for (const Kind& k : {Kind{"cpu_contention", "CPU pressure", &ThermalRow::cpu_pressure, "cpu"},
-                        Kind{"io_contention", "I/O pressure", &ThermalRow::io_pressure_some, "io"}}) {
-    auto b = Median(before, k.f), s = Median(span, k.f);
-    if (!s) {
-      ruled->push_back(fmt::format("{}: {} not recorded over this span{}", k.cause, k.label,
-                                   std::string_view(k.cause) == "io_contention" && source == "runnable"
-                                       ? " (no PSI: I/O pressure cannot be estimated)"
-                                       : ""));
-      continue;
-    }
-    const double base = b.value_or(0);
-    if (*s < kPressureHighPct || *s < base + kPressureRisePct) {
-      ruled->push_back(fmt::format("{}: {} {:.0f} % over the span{} ({} needs ≥ {:.0f} % and +{:.0f} points)", k.cause,
-                                   k.label, *s, b ? fmt::format(", {:.0f} % before", *b) : "", k.cause,
-                                   kPressureHighPct, kPressureRisePct));
-      continue;
-    }
-    ContentionFinding f{k.cause, {}};
-    f.evidence.push_back(fmt::format("{} {:.0f} % over the span{}{}{}", k.label, *s,
-                                     b ? fmt::format(" ({:.0f} % before)", *b) : "", what, share));
-    std::string top = TopConsumers(events, t0, t1, k.top);
-    f.evidence.push_back(top.empty()
-                             ? "outside the job: no top-consumer record in the span (run records them when pressure "
-                               "passes its threshold; `sample` does not)"
-                             : "outside the job: " + top);
-    out.push_back(std::move(f));
+  const bool job_fell = jb && js && *js <= (1 - kJobShareFall) * *jb;
+  const bool saturated = js && ns && cs && *js + *ns >= 0.9 * *cs;
+  // 1. Others on the job's CPUs (the job's affinity and /proc/stat), else the host-wide split.
+  std::optional<std::string> took;
+  // On a busy host the job shares its CPUs before too: the others' rise is then what the job
+  // lost, so half of that loss (at least 0.1 cores) is enough.
+  const double need = jb && js && *jb > *js ? std::max(0.1, std::min(kCoresRise, 0.5 * (*jb - *js))) : kCoresRise;
+  if (nb && ns) {
+    if (*ns - *nb >= need && (job_fell || saturated))
+      took = fmt::format("others took {:.1f} more cores of the job's CPUs", *ns - *nb);
+  } else if (ob && os && *os - *ob >= need && job_fell) {
+    took = fmt::format("the rest of the host took {:.1f} more cores while the job's share fell", *os - *ob);
   }
+  // 2. The job's own new processes: its tree grew while no one else took its CPUs.
+  const bool grew = pb && ps && *ps >= *pb + 1;
+  const auto own = RankCulprits(events, t0, t1, "job_top", CulpritKind::kCpu, kOwnRise);
+  const bool own_new = std::any_of(own.begin(), own.end(), [](const Culprit& c) { return c.before_rate < 0.05; });
+  if (!took && (grew || own_new) && !(nb && ns && *ns - *nb >= need)) {
+    ContentionFinding f{"job_processes", {}};
+    f.evidence.push_back((grew ? fmt::format("the job's own processes went from {:.0f} to {:.0f}", *pb, *ps)
+                               : std::string("the job's own processes took more CPU")) +
+                         share);
+    f.evidence.push_back(own.empty() ? "its processes: no record of them in the span (run records them when the "
+                                       "job's tree grows or pressure passes its threshold)"
+                                     : "its processes: " + CulpritText(own, CulpritKind::kCpu));
+    out.push_back(std::move(f));
+  } else {
+    ruled->push_back(fmt::format("job_processes: {}",
+                                 took ? "others took the job's CPUs"
+                                 : pb && ps
+                                     ? fmt::format("the job's tree went from {:.0f} to {:.0f} processes", *pb, *ps)
+                                     : std::string("the job's process count not recorded")));
+  }
+  const bool own_found = !out.empty();
+  // 3. CPU (the share above, PSI as evidence; PSI alone where the shares were not recorded) and I/O.
+  auto [qb, qs] = med(&ThermalRow::cpu_pressure);
+  const bool psi_rose = qs && *qs >= kPressureHighPct && *qs >= qb.value_or(0) + kPressureRisePct;
+  const std::string psi = qs ? fmt::format("CPU pressure {:.0f} % over the span{}{}", *qs,
+                                           qb ? fmt::format(" ({:.0f} % before)", *qb) : "", what)
+                             : std::string("CPU pressure not recorded");
+  if (took || (psi_rose && !own_found && !(jb && js && ob && os && !job_fell))) {
+    ContentionFinding f{"cpu_contention", {}};
+    f.evidence.push_back((took ? *took + "; " : std::string()) + psi + share);
+    auto top = RankCulprits(events, t0, t1, "top", CulpritKind::kCpu, kOwnRise);
+    f.evidence.push_back(top.empty() ? "outside the job: no top-consumer record in the span (run records them when "
+                                       "pressure passes its threshold or others use the job's CPUs; `sample` does not)"
+                                     : "outside the job: " + CulpritText(top, CulpritKind::kCpu));
+    out.push_back(std::move(f));
+  } else {
+    ruled->push_back(
+        fmt::format("cpu_contention: {}{} (needs others to take ≥ {:.1f} more cores of the job's CPUs "
+                    "while its share falls ≥ {:.0f} %, or, unrecorded shares, PSI ≥ {:.0f} % and +{:.0f} "
+                    "points)",
+                    own_found ? "the job's own processes took its CPUs; " : "", psi + share, need, 100 * kJobShareFall,
+                    kPressureHighPct, kPressureRisePct));
+  }
+  auto [ib, is] = med(&ThermalRow::io_pressure_some);
+  if (!is) {
+    ruled->push_back(fmt::format("io_contention: I/O pressure not recorded over this span{}",
+                                 source == "runnable" ? " (no PSI: I/O pressure cannot be estimated)" : ""));
+  } else if (*is < kPressureHighPct || *is < ib.value_or(0) + kPressureRisePct) {
+    ruled->push_back(
+        fmt::format("io_contention: I/O pressure {:.0f} % over the span{} (io_contention needs ≥ {:.0f} % "
+                    "and +{:.0f} points)",
+                    *is, ib ? fmt::format(", {:.0f} % before", *ib) : "", kPressureHighPct, kPressureRisePct));
+  } else {
+    // The job's own stalls are not contention: who waited on storage in the span's records.
+    auto wj = RecordMedian(events, t0, t1, "io_wait", "job"), wo = RecordMedian(events, t0, t1, "io_wait", "others");
+    auto top = RankCulprits(events, t0, t1, "top", CulpritKind::kIo, 1e5);
+    if (wj && wo && *wj > 0 && *wo == 0 && top.empty()) {
+      ruled->push_back(
+          fmt::format("io_contention: I/O pressure {:.0f} % but the stalls were the job's own ({:.0f} of "
+                      "its processes waiting on storage, none outside)",
+                      *is, *wj));
+    } else {
+      ContentionFinding f{"io_contention", {}};
+      f.evidence.push_back(fmt::format("I/O pressure {:.0f} % over the span{}{}", *is,
+                                       ib ? fmt::format(" ({:.0f} % before)", *ib) : "",
+                                       wj && wo ? fmt::format("; waiting on storage: {:.0f} of the job's processes, "
+                                                              "{:.0f} others",
+                                                              *wj, *wo)
+                                                : std::string()));
+      f.evidence.push_back(top.empty() ? "outside the job: no process with readable storage I/O recorded in the span "
+                                         "(another user's /proc/PID/io needs root)"
+                                       : "outside the job: " + CulpritText(top, CulpritKind::kIo));
+      out.push_back(std::move(f));
+    }
+  }
+  // 4. Steal: the hypervisor ran something else on the VM's CPUs.
+  auto [sb, ss] = med(&ThermalRow::cpu_steal_pct);
+  if (ss && *ss >= kStealHighPct && *ss >= sb.value_or(0) + kStealRisePct)
+    out.push_back({"cpu_steal",
+                   {fmt::format("steal {:.1f} % of CPU time over the span{}: the hypervisor gave this machine's CPUs "
+                                "to other work",
+                                *ss, sb ? fmt::format(" ({:.1f} % before)", *sb) : "")}});
+  else
+    ruled->push_back(ss ? fmt::format("cpu_steal: steal {:.1f} % over the span (needs ≥ {:.0f} % and +{:.0f} points)",
+                                      *ss, kStealHighPct, kStealRisePct)
+                        : std::string("cpu_steal: steal time not recorded"));
   return out;
 }
 

@@ -1,8 +1,9 @@
 #pragma once
-/// Host contention as a cause of a slowdown (issue #24): CPU pressure (cpu_contention) and I/O
-/// pressure (io_contention) from the sample columns `run`/`sample` write (cpu_pressure_pct,
-/// io_pressure_some_pct, ... see telemetry/csv.cc), the job's CPU share, and the top consumers
-/// outside the job that `run` recorded as `host_contention` events.
+/// Host contention as a cause of a slowdown (issues #24, 30): who took the job's CPUs
+/// (cpu_contention: others on its CPUs; job_processes: its own new processes), storage
+/// (io_contention: I/O pressure, the job's own stalls told apart) and steal (cpu_steal), from the
+/// sample columns `run`/`sample` write (telemetry/columns.cc) and the `host_contention` records of
+/// the processes involved (analysis/culprits.h ranks them).
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -17,6 +18,18 @@ namespace sparkops {
 /// the runnable-task estimate) and at least kPressureRise points above the stretch before it.
 inline constexpr double kPressureHighPct = 20.0;
 inline constexpr double kPressureRisePct = 10.0;
+/// Others took the job's CPUs (cpu_contention) when, on the job's CPUs (or host-wide in runs
+/// without others_on_job_cpus), they used at least kCoresRise more cores than before (or half of
+/// what the job's share lost, at least 0.1, when that is less: a busy host) while the
+/// job's share fell by kJobShareFall (a fraction) or the job's CPUs were ≥ 90 % busy. PSI is
+/// evidence; it gates only where the shares were not recorded (`sample`).
+inline constexpr double kCoresRise = 0.3;
+inline constexpr double kJobShareFall = 0.15;
+/// A process of the job's own whose CPU rose by this many cores is named (job_processes).
+inline constexpr double kOwnRise = 0.2;
+/// cpu_steal: steal at or above kStealHighPct and kStealRisePct points above before.
+inline constexpr double kStealHighPct = 5.0;
+inline constexpr double kStealRisePct = 3.0;
 
 /// Whether `lower_name` is one of the contention columns of the thermal CSV (ThermalCsvParser).
 bool IsContentionColumn(std::string_view lower_name);
@@ -25,7 +38,7 @@ bool IsContentionColumn(std::string_view lower_name);
 std::string SetContentionCell(ThermalRow& r, std::string_view lower_name, std::string_view v);
 
 struct ContentionFinding {
-  std::string cause;  ///< "cpu_contention" or "io_contention"
+  std::string cause;  ///< "job_processes", "cpu_contention", "io_contention" or "cpu_steal"
   std::vector<std::string> evidence;
 };
 

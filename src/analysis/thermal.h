@@ -28,6 +28,8 @@ struct ThermalRow {
   PowerColumns power;               ///< issue 18: rails, limits, PROCHOT, CPU/SoC temperatures
   // Host contention (issue #24, analysis/contention.h): percent, cores; absent when not sampled.
   std::optional<double> cpu_pressure, io_pressure_some, io_pressure_full, job_cores, other_cores;
+  // Who took the job's CPUs (issue 30): a count, a count, cores, percent.
+  std::optional<double> job_procs, job_cpus, others_on_job_cpus, cpu_steal_pct;
   std::string pressure_source;      ///< "psi" or "runnable" (what cpu_pressure is), "" when absent
 };
 

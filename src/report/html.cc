@@ -230,7 +230,8 @@ std::string RenderHtmlReport(const AnalysisResult& r, const RunMemory* memory) {
   const F host_fields[] = {{PanelTitle("cpu_pressure_pct"), "%", "#862e9c", &ThermalRow::cpu_pressure},
                            {PanelTitle("io_pressure_some_pct"), "%", "#5f3dc4", &ThermalRow::io_pressure_some},
                            {PanelTitle("job_cores"), "cores", "#0b7285", &ThermalRow::job_cores},
-                           {PanelTitle("other_cores"), "cores", "#868e96", &ThermalRow::other_cores}};
+                           {PanelTitle("other_cores"), "cores", "#868e96", &ThermalRow::other_cores},
+                           {PanelTitle("others_on_job_cpus"), "cores", "#e8590c", &ThermalRow::others_on_job_cpus}};
   for (const F& f : host_fields) {
     std::vector<Pt> v;
     if (r.thermal && time)

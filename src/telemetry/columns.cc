@@ -163,6 +163,16 @@ const std::vector<SampleColumn>& SampleColumns() {
        [](const Sample& s) { return s.uma ? Gib(s.uma->shmem) : std::string(); }, "sparkops_memory_shmem_bytes", ""},
       {"dev_shm_gib", "GiB", "number", "memory", "size= of the /dev/shm tmpfs (/proc/self/mounts)",
        [](const Sample& s) { return s.uma ? Gib(s.uma->shm_size) : std::string(); }, "sparkops_dev_shm_size_bytes", ""},
+      // who took the job's CPUs (issue 30), appended
+      {"job_procs", "", "integer", "host", "`run`: processes in the job's tree (workers and children)",
+       [](const Sample& s) { return s.job_procs ? std::to_string(*s.job_procs) : std::string(); }, "", ""},
+      {"job_cpus", "", "integer", "host", "`run`: CPUs the job may run on (/proc/PID/status Cpus_allowed_list)",
+       [](const Sample& s) { return s.job_cpus ? std::to_string(*s.job_cpus) : std::string(); }, "", ""},
+      {"others_on_job_cpus", "cores", "number", "host",
+       "`run`: busy time on the job's CPUs (/proc/stat) not used by the job, over the wall time",
+       [](const Sample& s) { return Cell(s.others_on_job_cpus, "{:.2f}"); }, "", "Others on the job's CPUs"},
+      {"cpu_steal_pct", "percent", "number", "host", "`run`: /proc/stat steal time of all CPUs (virtual machines)",
+       [](const Sample& s) { return Cell(s.cpu_steal_pct, "{:.2f}"); }, "", ""},
   };
   return kColumns;
 }

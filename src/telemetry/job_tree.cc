@@ -26,13 +26,20 @@ Result<ProcCpu> ParseProcCpu(std::string_view stat) {
   std::string_view rest = stat.substr(close + 1);
   uint64_t f[20] = {};
   size_t n = 0;
-  for (size_t i = 0; i < rest.size() && n < 20;) {
+  for (size_t i = 0; i < rest.size() && n < 37;) {
     while (i < rest.size() && rest[i] == ' ') ++i;
     size_t b = i;
     while (i < rest.size() && rest[i] != ' ' && rest[i] != '\n') ++i;
     if (i == b) break;
     std::string_view w = rest.substr(b, i - b);
     if (n == 0) {  // state: a letter
+      p.state = w.size() == 1 ? w[0] : '?';
+      ++n;
+      continue;
+    }
+    if (n >= 20) {  // fields 23..39: only field 39 (processor) is kept; rsslim may exceed int64
+      if (n == 36)
+        if (auto cpu = ParseUint(w); cpu && *cpu < kMaxCpus) p.processor = static_cast<unsigned>(*cpu);
       ++n;
       continue;
     }
@@ -93,7 +100,25 @@ std::optional<CpuShare> JobCpuTracker::Update(const HostFs& fs, std::chrono::ste
     if (!text) continue;  // gone since the listing
     if (auto p = ParseProcCpu(*text)) table.push_back(std::move(*p));
   }
+  // The job's CPUs (its main process's affinity; it may change) and /proc/stat, before the table
+  // is folded, so that Update(table) can tell who last ran on them.
+  if (auto st = fs.Read("/proc/" + std::to_string(root_) + "/status", 64 * 1024))
+    if (auto cpus = ParseCpusAllowed(*st)) allowed_ = std::move(*cpus);
+  std::optional<StatCpus> stat;
+  if (auto text = fs.Read("/proc/stat", 4u << 20))
+    if (auto parsed = ParseCpuTimes(*text)) stat = std::move(*parsed);
+  const auto last = last_;
   auto share = Update(table, now, top_n);
+  if (share && stat && stat_prev_ && last) {
+    const double dt = std::chrono::duration<double>(now - *last).count();
+    if (auto all = CpuDeltaOn(*stat_prev_, *stat, {}, dt, hz_)) share->steal_pct = all->steal_pct;
+    if (!allowed_.empty())
+      if (auto on = CpuDeltaOn(*stat_prev_, *stat, allowed_, dt, hz_); on && on->cpus) {
+        share->job_cpus = on->cpus;
+        share->others_on_job_cpus = std::max(0.0, on->busy_cores - share->job_cores);
+      }
+  }
+  if (stat) stat_prev_ = std::move(stat);
   if (!share) return share;
   std::unordered_map<uint32_t, IoMark> io_now;
   for (Consumer& c : share->top_outside) {
@@ -105,6 +130,7 @@ std::optional<CpuShare> JobCpuTracker::Update(const HostFs& fs, std::chrono::ste
     }
     auto io = ReadProcIo(fs, c.pid);  // EACCES for another user's process: no reading
     if (!io || io->write_bytes > UINT64_MAX - io->read_bytes) continue;
+    c.io_bytes = io->read_bytes + io->write_bytes;
     auto it = prev_.find(c.pid);  // Update(table) left this sample's (start_ticks, ticks) there
     const IoMark mark{it != prev_.end() ? it->second.first : 0, io->read_bytes + io->write_bytes, now};
     if (auto before = io_prev_.find(c.pid); before != io_prev_.end())
@@ -127,6 +153,7 @@ std::optional<CpuShare> JobCpuTracker::Update(const std::vector<ProcCpu>& table,
   if (primed) {
     CpuShare s;
     const std::vector<uint32_t> tree = TreeOf(root_, table);
+    std::vector<Consumer> waiting;  // outside the job, in state D
     for (const ProcCpu& p : table) {
       if (p.pid == self_) continue;
       auto it = prev_.find(p.pid);
@@ -136,17 +163,38 @@ std::optional<CpuShare> JobCpuTracker::Update(const std::vector<ProcCpu>& table,
                                   : 0;
       const double cores = static_cast<double>(p.ticks - before) / hz_ / dt;
       if (it == prev_.end() && cores > 64) continue;  // started long before the first look: unknown
+      Consumer c{p.pid,   p.comm, "",           cores,       static_cast<double>(p.ticks) / hz_,
+                 p.state, false,  std::nullopt, std::nullopt};
+      c.on_job_cpus = p.processor && std::binary_search(allowed_.begin(), allowed_.end(), *p.processor);
       if (std::binary_search(tree.begin(), tree.end(), p.pid)) {
         s.job_cores += cores;
         ++s.job_procs;
+        s.job_io_wait += p.state == 'D';
+        if (cores >= 0.05) s.top_job.push_back(std::move(c));
       } else {
         s.other_cores += cores;
-        if (cores >= 0.05) s.top_outside.push_back({p.pid, p.comm, "", cores, std::nullopt});
+        s.other_io_wait += p.state == 'D';
+        if (cores >= 0.05) s.top_outside.push_back(std::move(c));
+        else if (p.state == 'D') waiting.push_back(std::move(c));
       }
     }
-    std::sort(s.top_outside.begin(), s.top_outside.end(),
-              [](const Consumer& a, const Consumer& b) { return a.cores > b.cores; });
-    if (s.top_outside.size() > top_n) s.top_outside.resize(top_n);
+    auto by_cores = [](const Consumer& a, const Consumer& b) { return a.cores > b.cores; };
+    std::sort(s.top_job.begin(), s.top_job.end(), by_cores);
+    if (s.top_job.size() > top_n) s.top_job.resize(top_n);
+    // The busiest outside, then the busiest of those that last ran on the job's CPUs (a hog pinned
+    // beside the job gets a share of one core, less than a parallel build's processes elsewhere).
+    std::stable_sort(s.top_outside.begin(), s.top_outside.end(), by_cores);
+    std::vector<Consumer> top;
+    for (size_t i = 0; i < s.top_outside.size(); ++i)
+      if (i < top_n) top.push_back(s.top_outside[i]);
+      else if (s.top_outside[i].on_job_cpus && std::count_if(top.begin(), top.end(), [](const Consumer& c) {
+                                                 return c.on_job_cpus;
+                                               }) < static_cast<long>(top_n))
+        top.push_back(s.top_outside[i]);
+    s.top_outside = std::move(top);
+    // An I/O hog uses little CPU: two of the processes waiting on storage join the list, so that
+    // their bytes can be read.
+    for (size_t i = 0; i < waiting.size() && i < 2; ++i) s.top_outside.push_back(std::move(waiting[i]));
     out = std::move(s);
   }
   prev_ = std::move(cur);
@@ -157,14 +205,16 @@ std::optional<CpuShare> JobCpuTracker::Update(const std::vector<ProcCpu>& table,
 std::optional<nlohmann::ordered_json> ContentionEvent(const HostPressure& p, const std::optional<CpuShare>& share,
                                                       std::chrono::steady_clock::time_point now,
                                                       std::optional<std::chrono::steady_clock::time_point>* last,
-                                                      const ContentionWatchOptions& o) {
+                                                      const ContentionWatchOptions& o, bool job_grew) {
   const bool cpu = p.cpu_some && *p.cpu_some >= o.cpu_pct;
   const bool io = p.io_some && *p.io_some >= o.io_pct;
-  if (!cpu && !io) return std::nullopt;
+  const bool on_job = share && share->others_on_job_cpus && *share->others_on_job_cpus >= o.others_on_job_cpus;
+  if (!cpu && !io && !on_job && !(job_grew && share)) return std::nullopt;
   if (*last && std::chrono::duration<double>(now - **last).count() < o.min_gap_s) return std::nullopt;
   *last = now;
   nlohmann::ordered_json j;
-  j["pressure"] = cpu && io ? "cpu+io" : cpu ? "cpu" : "io";
+  j["pressure"] = cpu && io ? "cpu+io" : cpu ? "cpu" : io ? "io" : "none";
+  j["trigger"] = cpu || io ? "pressure" : on_job ? "job_cpus" : "job_tree";
   j["source"] = p.source;
   if (p.cpu_some) j["cpu_pressure_pct"] = *p.cpu_some;
   if (p.io_some) j["io_pressure_some_pct"] = *p.io_some;
@@ -172,12 +222,25 @@ std::optional<nlohmann::ordered_json> ContentionEvent(const HostPressure& p, con
   if (share) {
     j["job_cores"] = share->job_cores;
     j["other_cores"] = share->other_cores;
-    j["top"] = nlohmann::ordered_json::array();
-    for (const Consumer& c : share->top_outside) {
-      nlohmann::ordered_json t = {{"pid", c.pid}, {"comm", c.comm}, {"cmdline", c.cmdline}, {"cores", c.cores}};
-      if (c.io_bytes_per_s) t["io_bytes_per_s"] = *c.io_bytes_per_s;  // absent: unreadable, not 0
-      j["top"].push_back(std::move(t));
-    }
+    j["job_procs"] = share->job_procs;
+    if (share->job_cpus) j["job_cpus"] = *share->job_cpus;
+    if (share->others_on_job_cpus) j["others_on_job_cpus"] = *share->others_on_job_cpus;
+    if (share->steal_pct) j["cpu_steal_pct"] = *share->steal_pct;
+    j["io_wait"] = {{"job", share->job_io_wait}, {"others", share->other_io_wait}};
+    auto list = [](const std::vector<Consumer>& v) {
+      auto a = nlohmann::ordered_json::array();
+      for (const Consumer& c : v) {
+        nlohmann::ordered_json t = {{"pid", c.pid},     {"comm", c.comm},   {"cmdline", c.cmdline},
+                                    {"cores", c.cores}, {"cpu_s", c.cpu_s}, {"state", std::string(1, c.state)}};
+        if (c.on_job_cpus) t["on_job_cpus"] = true;
+        if (c.io_bytes) t["io_bytes"] = *c.io_bytes;                    // absent: unreadable, not 0
+        if (c.io_bytes_per_s) t["io_bytes_per_s"] = *c.io_bytes_per_s;  // absent: unreadable, not 0
+        a.push_back(std::move(t));
+      }
+      return a;
+    };
+    j["top"] = list(share->top_outside);
+    j["job_top"] = list(share->top_job);
   }
   return j;
 }
@@ -188,12 +251,19 @@ JobContention::JobContention(uint32_t job_pid, uint32_t self_pid)
 std::optional<nlohmann::ordered_json> JobContention::Fill(const HostFs& fs, Sample& s) {
   const auto now = std::chrono::steady_clock::now();
   auto share = tracker_.Update(fs, now);
+  bool grew = false;
   if (share) {
     s.job_cores = share->job_cores;
     s.other_cores = share->other_cores;
+    s.job_procs = share->job_procs;
+    s.job_cpus = share->job_cpus;
+    s.others_on_job_cpus = share->others_on_job_cpus;
+    s.cpu_steal_pct = share->steal_pct;
+    grew = last_procs_ && share->job_procs > last_procs_;
+    last_procs_ = share->job_procs;
   }
   if (!s.host) return std::nullopt;
-  return ContentionEvent(*s.host, share, now, &last_event_);
+  return ContentionEvent(*s.host, share, now, &last_event_, {}, grew);
 }
 
 }  // namespace sparkops

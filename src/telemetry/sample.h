@@ -33,6 +33,11 @@ struct Sample {
   std::optional<HostPressure> host;   ///< CPU / I/O pressure; absent when neither PSI nor /proc/stat reads
   std::optional<double> job_cores;    ///< `run`: CPU cores the job's process tree used since the last sample
   std::optional<double> other_cores;  ///< `run`: CPU cores the rest of the host used over the same time
+  // Who took the job's CPUs (issue 30; host/cpu_times.h), appended: `run` only.
+  std::optional<size_t> job_procs;             ///< processes in the job's tree
+  std::optional<unsigned> job_cpus;            ///< CPUs the job's main process may run on
+  std::optional<double> others_on_job_cpus;    ///< busy cores on those CPUs not used by the job
+  std::optional<double> cpu_steal_pct;         ///< steal time of all CPUs since the last sample, percent
   // Kernel log and fragmentation (issue 33; host/kmsg.h, host/buddyinfo.h), appended.
   std::vector<KernelSign> kernel;   ///< NVRM/Xid/OOM-kill/hung-task/lockup records since the last sample
   std::optional<UmaPressure> uma;   ///< free 2/4 MiB blocks, Mlocked, Unevictable, Shmem, /dev/shm size

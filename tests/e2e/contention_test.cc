@@ -2,15 +2,15 @@
 // `sparkops run --interval 1`, two real CPU-bound processes started outside the job for a window
 // mid-run, and `sparkops analyze --json` naming cpu_contention with the hogs' pids in evidence.
 //
-// HogsStartedOutsideTheJobAreNamed uses real processes and the real PSI; on a host whose CPUs are
-// already saturated it cannot give a result and skips, saying so. FixtureHostDrivesTheSamePipeline
+// HogsStartedOutsideTheJobAreNamed uses real processes; analyze judges by who took the job's
+// CPU (issue 30), so a host whose PSI is already saturated still gives a result; only a baseline
+// too noisy for the slowdown to stand out skips, saying so. FixtureHostDrivesTheSamePipeline
 // runs the same path deterministically: the job itself writes a fixture /proc (PSI and two hogs'
 // stat and io files) that `run --root` samples.
 //
 // The job and the hogs are pinned to one CPU (sched_setaffinity; sparkops itself is not), so the
 // hogs take two thirds of the job's CPU whatever the machine's core count and whatever else runs
-// (ctest -j2): the step time triples, and PSI's CPU `some` rises unless the host is already
-// saturated (then the test skips). The job is
+// (ctest -j2): the step time doubles or triples, and `others_on_job_cpus` rises. The job is
 // bash and the hogs are host programs, so under qemu-user only sparkops and this test are emulated.
 #include <gtest/gtest.h>
 
@@ -85,11 +85,6 @@ int WaitUntil(pid_t pid, Clock::time_point deadline) {
 }
 
 TEST(ContentionEndToEnd, HogsStartedOutsideTheJobAreNamed) {
-  HostFs real("/");
-  auto psi = real.Read("/proc/pressure/cpu", 4096);
-  if (!psi || !ParsePressure(*psi))
-    GTEST_SKIP() << "no readable /proc/pressure/cpu: without PSI the runnable-task estimate counts the whole host's "
-                    "CPUs and cannot see contention on the one CPU this test pins its processes to";
   cpu_set_t allowed;
   CPU_ZERO(&allowed);
   ASSERT_EQ(::sched_getaffinity(0, sizeof allowed, &allowed), 0);
@@ -152,12 +147,9 @@ TEST(ContentionEndToEnd, HogsStartedOutsideTheJobAreNamed) {
   for (const auto& e : j["events"])
     if (e["cause"] == "cpu_contention") found = &e;
   if (!found) {
-    // Not a meaningful result when the host was already busy before the hogs came. PSI's host
-    // figure is the CPUs' stall shares weighted by how busy each is: the hogs take the pinned CPU
-    // to ~100 %, so on 2 CPUs whose other one stalls at b % the figure settles near (100 + b) / 2,
-    // and avg10 (a 10 s average) is halfway there at the middle of the 14 s window: the span's
-    // median rises by about (100 - b) / 4, under analyze's 10 points from b = 60 %. Nor can a
-    // triple step time stand out of a baseline that noisy. Anything else is a failure.
+    // Issue 30: a host already saturated (PSI 95 %) is no excuse: analyze judges by who took the
+    // job's CPU (others_on_job_cpus against job_cores), not by PSI's rise. Only a baseline too
+    // noisy for a doubled step time to stand out is not a meaningful result.
     double before = 0;
     const std::string csv = ReadFileOrDie(dir + "/thermal.csv");
     auto rows = SplitLines(csv);
@@ -167,16 +159,17 @@ TEST(ContentionEndToEnd, HogsStartedOutsideTheJobAreNamed) {
       auto cells = Split(rows[i], ',');
       if (static_cast<size_t>(col) < cells.size()) before = std::max(before, ParseDouble(cells[col]).value_or(0));
     }
-    if (before >= 55 || j["baseline"].value("threshold_ratio", 0.0) > 2.5)
-      GTEST_SKIP() << "the host was busy before the hogs started (CPU pressure " << before
-                   << " %, from other processes): the hogs' window cannot stand out; analyze said "
-                   << j["events"].dump();
+    if (j["baseline"].value("threshold_ratio", 0.0) > 2.5)
+      GTEST_SKIP() << "the baseline was too noisy for the hogs' window to stand out (threshold "
+                   << j["baseline"].value("threshold_ratio", 0.0) << "×, CPU pressure " << before
+                   << " % before the hogs); analyze said " << j["events"].dump();
     FAIL() << "no cpu_contention episode; CPU pressure before the hogs " << before << " %\n"
            << j.dump(2) << "\n"
            << events;
   }
   const std::string evidence = (*found)["evidence"].dump();
-  EXPECT_NE(evidence.find("CPU pressure"), std::string::npos) << evidence;
+  EXPECT_NE(evidence.find("others took"), std::string::npos) << evidence;  // judged by the job's CPU
+  EXPECT_NE(evidence.find("of its 1 CPU"), std::string::npos) << evidence;
   // Evidence names the 3 outside processes with the highest cores in the episode's
   // host_contention records. Pinned beside the job, a hog gets at most a third of a core: where
   // 2 busier processes already run (parallel builds) they and one hog are named, rightly.
@@ -265,13 +258,8 @@ done)";
   EXPECT_NE(evidence.find("CPU pressure 71 %"), std::string::npos) << evidence;
   EXPECT_NE(evidence.find("pid 4121 `sha256sum /dev/zero`"), std::string::npos) << evidence;
   EXPECT_NE(evidence.find("pid 4122 `sha256sum /dev/urandom`"), std::string::npos) << evidence;
-  // 4121's write rate is in the evidence; 4122, whose io is unreadable, shows none (not "0.0 MB/s")
-  auto part = [&](const std::string& who) {
-    const size_t at = evidence.find(who);
-    return at == std::string::npos ? std::string() : evidence.substr(at, evidence.find(", pid ", at) - at);
-  };
-  EXPECT_NE(part("pid 4121 ").find(" MB/s I/O"), std::string::npos) << evidence;
-  EXPECT_EQ(part("pid 4122 ").find("MB/s"), std::string::npos) << evidence;
+  // each named by its CPU over the span against before
+  EXPECT_NE(evidence.find("cores over the span"), std::string::npos) << evidence;
 }
 
 }  // namespace

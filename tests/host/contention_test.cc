@@ -23,6 +23,20 @@
 namespace sparkops {
 namespace {
 
+/// A /proc/PID/stat reading for the tracker's pure Update.
+ProcCpu P(uint32_t pid, uint32_t ppid, uint64_t ticks, uint64_t start, std::string comm, char state = 'S',
+          std::optional<unsigned> cpu = std::nullopt) {
+  ProcCpu p;
+  p.pid = pid;
+  p.ppid = ppid;
+  p.ticks = ticks;
+  p.start_ticks = start;
+  p.comm = std::move(comm);
+  p.state = state;
+  p.processor = cpu;
+  return p;
+}
+
 using testing::TempDir;
 using Clock = std::chrono::steady_clock;
 
@@ -109,8 +123,8 @@ TEST(JobTree, ParseProcCpuAndTree) {
   EXPECT_EQ(p->start_ticks, 9000u);
   EXPECT_FALSE(ParseProcCpu("42 (x) S 1 2"));
   EXPECT_FALSE(ParseProcCpu("x (y) S 1 1 1 0 -1 0 0 0 0 0 a 0 0 0 20 0 1 0 1 1 1"));
-  std::vector<ProcCpu> t = {{1, 0, 0, 0, "init"},      {10, 1, 0, 0, "job"}, {11, 10, 0, 0, "worker"},
-                            {12, 11, 0, 0, "worker2"}, {20, 1, 0, 0, "hog"}, {30, 30, 0, 0, "self-parent"}};
+  std::vector<ProcCpu> t = {P(1, 0, 0, 0, "init"),      P(10, 1, 0, 0, "job"), P(11, 10, 0, 0, "worker"),
+                            P(12, 11, 0, 0, "worker2"), P(20, 1, 0, 0, "hog"), P(30, 30, 0, 0, "self-parent")};
   EXPECT_EQ(TreeOf(10, t), (std::vector<uint32_t>{10, 11, 12}));
   EXPECT_EQ(TreeOf(30, t), (std::vector<uint32_t>{30}));
 }
@@ -118,16 +132,11 @@ TEST(JobTree, ParseProcCpuAndTree) {
 TEST(JobTree, CoresFromTicksBetweenUpdates) {
   JobCpuTracker tr(10, 99, 100.0);
   auto t0 = Clock::now();
-  std::vector<ProcCpu> a = {{10, 1, 100, 5, "job"},
-                            {11, 10, 50, 6, "loader"},
-                            {20, 1, 0, 7, "sha256sum"},
-                            {99, 1, 0, 8, "sparkops"}};
+  std::vector<ProcCpu> a = {P(10, 1, 100, 5, "job"), P(11, 10, 50, 6, "loader"), P(20, 1, 0, 7, "sha256sum"),
+                            P(99, 1, 0, 8, "sparkops")};
   EXPECT_FALSE(tr.Update(a, t0));  // primes
-  std::vector<ProcCpu> b = {{10, 1, 250, 5, "job"},
-                            {11, 10, 100, 6, "loader"},
-                            {20, 1, 200, 7, "sha256sum"},
-                            {99, 1, 500, 8, "sparkops"},
-                            {21, 1, 100, 9, "new"}};
+  std::vector<ProcCpu> b = {P(10, 1, 250, 5, "job"), P(11, 10, 100, 6, "loader"), P(20, 1, 200, 7, "sha256sum"),
+                            P(99, 1, 500, 8, "sparkops"), P(21, 1, 100, 9, "new")};
   auto s = tr.Update(b, t0 + std::chrono::seconds(2));
   ASSERT_TRUE(s);
   EXPECT_NEAR(s->job_cores, (150 + 50) / 100.0 / 2, 1e-9);    // 1.0 core over the job's two processes
@@ -137,7 +146,7 @@ TEST(JobTree, CoresFromTicksBetweenUpdates) {
   EXPECT_EQ(s->top_outside[0].pid, 20u);
   EXPECT_NEAR(s->top_outside[0].cores, 1.0, 1e-9);
   // a pid reused by a new process (another start time) is not a negative delta
-  std::vector<ProcCpu> c = {{10, 1, 250, 5, "job"}, {20, 1, 10, 77, "other"}};
+  std::vector<ProcCpu> c = {P(10, 1, 250, 5, "job"), P(20, 1, 10, 77, "other")};
   auto u = tr.Update(c, t0 + std::chrono::seconds(3));
   ASSERT_TRUE(u);
   EXPECT_NEAR(u->other_cores, 0.1, 1e-9);
@@ -152,7 +161,12 @@ TEST(JobTree, ContentionEventsAreRateLimited) {
   CpuShare share;
   share.job_cores = 0.4;
   share.other_cores = 2.0;
-  share.top_outside = {{4121, "sha256sum", "sha256sum /dev/zero", 1.0, std::nullopt}};
+  Consumer hog;
+  hog.pid = 4121;
+  hog.comm = "sha256sum";
+  hog.cmdline = "sha256sum /dev/zero";
+  hog.cores = 1.0;
+  share.top_outside = {hog};
   std::optional<Clock::time_point> last;
   auto t0 = Clock::now();
   auto e = ContentionEvent(p, share, t0, &last);

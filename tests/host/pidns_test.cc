@@ -137,11 +137,14 @@ TEST(PidNs, RunInsideANamespaceWithTheOuterProcMeasuresTheJob) {
   ASSERT_GE(lines.size(), 3u) << csv;
   // job_cores, other_cores, then issue 33's six columns
   ASSERT_NE(lines[0].find(",job_cores,other_cores,free_2mib_blocks,"), std::string::npos) << lines[0];
+  auto head = Split(lines[0], ',');
+  const size_t from_end =
+      head.size() - static_cast<size_t>(std::find(head.begin(), head.end(), "job_cores") - head.begin());
   double best = 0;
   for (size_t i = 1; i < lines.size(); ++i) {
     auto f = Split(lines[i], ',');  // counted from the end: an event cell earlier may hold commas
-    if (f.size() >= 8 && !f[f.size() - 8].empty())
-      best = std::max(best, std::strtod(std::string(f[f.size() - 8]).c_str(), nullptr));
+    if (f.size() >= from_end && !f[f.size() - from_end].empty())
+      best = std::max(best, std::strtod(std::string(f[f.size() - from_end]).c_str(), nullptr));
   }
   // A busy job on a loaded 2-core machine gets well under a core; not found, it reads ~0.02.
   EXPECT_GT(best, 0.15) << "the busy job was not found under /proc's number for it\n" << csv;
