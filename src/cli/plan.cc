@@ -26,6 +26,10 @@ int PlanServer(Context& ctx, const std::string& model, const PlanFlags& flags, c
   if (!serve.serve.empty() && !serve.beside.empty()) return fail("--serve and --beside: give one");
   if (!serve.serve.empty() && (!model.empty() || !flags.from.empty()))
     return fail("--serve MODEL sizes a server alone; for a server beside a trainer give MODEL --beside ENGINE:MODEL");
+  if (!serve.beside.empty())
+    for (const auto& [name, opt] : serve.given)
+      if (opt && opt->count() > 0)
+        return fail(fmt::format("{} goes inside the --beside spec (key {})", name, name.substr(2)));
   auto spec = serve.serve.empty() ? ParseServeSpec(serve.beside) : ServeSpecFromFlags(serve);
   if (!spec) return fail(spec.error().message);
   std::optional<Plan> trainer;
@@ -79,6 +83,11 @@ int CmdPlan(Context& ctx, const std::vector<std::string>& args) {
     return kExitOk;
   }
   if (!serve.serve.empty() || !serve.beside.empty()) return PlanServer(ctx, model, flags, serve);
+  for (const auto& [name, opt] : serve.given)
+    if (opt && opt->count() > 0) {
+      ctx.err << "sparkops plan: " << name << " sizes a server: give it with --serve MODEL\n";
+      return kExitUsage;
+    }
   if (model.empty() && flags.from.empty()) {
     ctx.err << "sparkops plan: MODEL is required (or --from FILE, or --calibrate RUN_DIR...)\n";
     return kExitUsage;

@@ -31,6 +31,8 @@ void AddServeFlags(CLI::App& app, ServeFlags& f) {
   app.add_option("--weights-dtype", f.weights_dtype,
                  "--serve: bf16|fp16|fp8|int8|int4|nvfp4 (vLLM/SGLang, default bf16) or "
                  "f16|q8_0|q6_k|q5_k_m|q4_k_m|q4_0 (llama.cpp GGUF, default q4_k_m)");
+  for (const char* name : {"--engine", "--max-model-len", "--max-num-seqs", "--kv-dtype", "--weights-dtype"})
+    f.given[name] = app.get_option(name);
 }
 
 Result<ServeSpec> ParseServeSpec(std::string_view spec) {

@@ -1,6 +1,7 @@
 #pragma once
 /// `plan --serve MODEL` and `plan MODEL --beside SPEC`: the serving flags (CLI11 side), the
 /// --beside spec parser and the server-beside-trainer plan. Footprint maths: memory/serving.h.
+#include <map>
 #include <optional>
 #include <string>
 
@@ -16,6 +17,8 @@ struct ServeFlags {
   std::string beside;  ///< --beside SPEC
   std::string engine = "vllm", kv_dtype = "auto", weights_dtype;
   int64_t max_model_len = 0, max_num_seqs = 1;
+  /// The app's option for each server flag (filled by AddServeFlags): whether the user gave it.
+  std::map<std::string, const CLI::Option*> given;
 };
 
 void AddServeFlags(CLI::App& app, ServeFlags& f);

@@ -239,7 +239,12 @@ Result<ServePlan> MakeServePlan(const LoadedModel& m, const ServeOptions& o, con
   p.trainer = std::move(trainer);
   p.room = budget.bytes - trainer_high;
   std::optional<double> total = mem_total ? std::optional<double>(double(*mem_total)) : std::nullopt;
-  p.flag = FlagFor(p.server, m.spec, p.room, total, budget.mem_available);
+  std::optional<double> free = budget.mem_available;
+  // --budget-gib (a discrete GPU): MemTotal/MemAvailable are host RAM, not the device; the
+  // fractions are then of the budget given.
+  if (budget.source == "--budget-gib") total = free = budget.bytes;
+  p.flag = FlagFor(p.server, m.spec, p.room, total, free);
+  if (budget.source == "--budget-gib" && o.engine != Engine::kLlamacpp) p.flag.basis = "--budget-gib";
   p.verdict = Judge(trainer_high + p.server.total_high(), budget.bytes);
   return p;
 }

@@ -110,7 +110,8 @@ struct ServePlan {
   Verdict verdict = Verdict::kNoFit;  ///< server high (+ trainer high) against the budget
 };
 
-/// Sizes the server and its flag; the verdict judges both high ends against the budget.
+/// Sizes the server and its flag; the verdict judges both high ends against the budget. With a
+/// --budget-gib budget the engine fractions are of that budget (MemTotal is host RAM there).
 Result<ServePlan> MakeServePlan(const LoadedModel& m, const ServeOptions& o, const Budget& budget,
                                 std::optional<uint64_t> mem_total, std::optional<Plan> trainer);
 

@@ -262,6 +262,18 @@ TEST(ServeCli, BesideTrainerGoldenAndJson) {
   EXPECT_NE(nofit.out.find("does not fit"), std::string::npos) << nofit.out;
 }
 
+TEST(ServeCli, BudgetGibIsTheFractionsBasis) {
+  // A discrete GPU: the fraction is of the budget given, not of the host's MemTotal.
+  auto r = RunInProcess({"--json", "plan", "--serve", "llama-3-8b", "--max-model-len", "8192", "--budget-gib", "80",
+                         "--root", Fixture("gb10")});
+  EXPECT_EQ(r.rc, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["serve"]["flag"]["basis"], "--budget-gib");
+  EXPECT_DOUBLE_EQ(j["serve"]["flag"]["basis_gib"].get<double>(), 80);
+  EXPECT_DOUBLE_EQ(j["serve"]["flag"]["most"].get<double>(), 1.0);
+  EXPECT_DOUBLE_EQ(j["serve"]["flag"]["needed"].get<double>(), 0.27);  // 20.94 GiB high end / 80
+}
+
 TEST(ServeCli, BadInputExits2NamingTheFlag) {
   struct Case {
     std::vector<std::string> args;
@@ -279,6 +291,8 @@ TEST(ServeCli, BadInputExits2NamingTheFlag) {
       {{"plan", "llama-3-8b", "--beside", "vllm:llama-3-8b,max-model-len=0"}, "--beside"},
       {{"plan", "llama-3-8b", "--beside", "tgi:llama-3-8b"}, "--beside"},
       {{"plan", "llama-3-8b", "--serve", "llama-3-8b"}, "--serve"},
+      {{"plan", "llama-3-8b", "--engine", "sglang"}, "--engine"},  // a server flag without --serve
+      {{"plan", "llama-3-8b", "--beside", "vllm:llama-3-8b", "--kv-dtype", "fp8"}, "--kv-dtype"},
   };
   for (auto& c : cases) {
     c.args.insert(c.args.end(), {"--root", Fixture("gb10")});
