@@ -35,6 +35,22 @@ TEST(ServeKv, GqaLlama3_8bIs128KiBPerToken) {
   EXPECT_EQ(KvBytes(Spec("llama-3-8b"), 8192, 4, 2, true).value(), 4ull * 8192 * 131072);
 }
 
+TEST(ServeKv, Qwen3_235bTokensMatchVllmAndSglangLogs) {
+  // vLLM issue #21348, Qwen3-235B-A22B-FP8 on 4 GPUs (TP 4: one of the 4 KV heads per GPU).
+  // Config: 94 layers, 4 KV heads, head_dim 128 (built by hand: not in the catalogue).
+  ModelSpec s;
+  s.layers = 94;
+  s.heads = 64;
+  s.kv_heads = 1;  // per GPU
+  s.head_dim = 128;
+  const double per_token = double(KvBytesPerToken(s, 2).value());
+  EXPECT_EQ(per_token, 48128);
+  // vLLM: "Available KV cache memory: 8.11 GiB", "GPU KV cache size: 178,880 tokens".
+  EXPECT_NEAR(8.11 * kGiB / per_token, 178880, 178880 * 0.02);
+  // SGLang: "KV Cache is allocated. #tokens: 367404, K size: 8.23 GB" (GB = 2^30 there): K is half.
+  EXPECT_NEAR(8.23 * kGiB / (per_token / 2), 367404, 367404 * 0.005);
+}
+
 TEST(ServeKv, MlaCachesTheLatentAndRopeKey) {
   // DeepSeek-V2-Lite's config: 27 layers, kv_lora_rank 512, qk_rope_head_dim 64 (the catalogue has no
   // MLA model; the spec is built by hand). (512 + 64) x 27 x 2 B = 31,104 B per token.
