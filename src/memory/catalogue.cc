@@ -84,6 +84,9 @@ Result<std::vector<CatalogueEntry>> ParseCatalogue(std::string_view csv) {
     auto mp = num("max_position_embeddings");
     if (!mp) return std::unexpected(mp.error());
     if (*mp) s.max_positions = *mp;
+    auto sw = num("sliding_window");
+    if (!sw) return std::unexpected(sw.error());
+    if (*sw) s.sliding_window = *sw;
     if (s.name.empty() || !s.hidden || !s.layers || !s.heads || !s.vocab || !s.intermediate)
       return InputError(fmt::format("model catalogue line {}: incomplete row", n + 1));
     if (!s.kv_heads) s.kv_heads = s.heads;

@@ -126,6 +126,14 @@ const std::vector<std::string>& SupportedModelTypes() {
   return kTypes;
 }
 
+uint64_t ModelSpec::sliding_layers() const {
+  if (!sliding_window) return 0;
+  if (OneOf(model_type, {"mistral", "mixtral", "phi3"})) return layers;
+  if (OneOf(model_type, {"gemma2", "gpt_oss"})) return (layers + 1) / 2;
+  if (OneOf(model_type, {"gemma3", "gemma3_text"})) return layers - layers / 6;
+  return 0;  // a type whose pattern is not known here: every layer counted at full length
+}
+
 Result<ModelSpec> ParseConfigJson(std::string_view text, const std::string& file) {
   auto parsed = ParseJson(text);
   if (!parsed) return InputError(fmt::format("{}: {}", file, parsed.error().message));
@@ -191,6 +199,11 @@ Result<ModelSpec> ParseConfigJson(std::string_view text, const std::string& file
   if (!maxpos) return std::unexpected(maxpos.error());
   s.max_positions = *maxpos;
   s.tied = DefaultTied(s.model_type);
+  // sliding_window: null (Mistral v0.3), or a value with use_sliding_window false (Qwen2/3), is no window.
+  if (auto w = j->find("sliding_window"); w != j->end() && w->is_number_unsigned() && w->get<uint64_t>() > 0) {
+    auto use = j->find("use_sliding_window");
+    if (use == j->end() || !use->is_boolean() || use->get<bool>()) s.sliding_window = w->get<uint64_t>();
+  }
   if (auto t = j->find("tie_word_embeddings"); t != j->end() && t->is_boolean()) s.tied = t->get<bool>();
   else if (auto r = root.find("tie_word_embeddings"); r != root.end() && r->is_boolean()) s.tied = r->get<bool>();
   if (OneOf(s.model_type, {"mixtral", "qwen3_moe", "gpt_oss"})) {

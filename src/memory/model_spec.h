@@ -31,12 +31,18 @@ struct ModelSpec {
   uint64_t experts_per_token = 0;           ///< MoE active experts per token
   uint64_t expert_intermediate = 0;         ///< per-expert MLP width
   std::string params_official;              ///< the model card's figure, text ("70B"), may be ""
+  std::optional<uint64_t> sliding_window;   ///< tokens a sliding-window layer keeps (config sliding_window), if any
+  uint64_t kv_lora_rank = 0;                ///< MLA (DeepSeek-V2/V3): compressed KV latent width; 0 = not MLA
+  uint64_t qk_rope_head_dim = 0;            ///< MLA: decoupled RoPE key width cached beside the latent
 
   bool gated_mlp() const;      ///< SwiGLU/GeGLU (3 matrices) vs fc1/fc2 (2)
   bool fused_qkv() const;      ///< one q|k|v projection (phi3, falcon, bloom, gpt_neox)
   bool fused_gate_up() const;  ///< one gate|up projection (phi3)
   int norms_per_layer() const; ///< 2, or 4 for Gemma 2/3 (pre+post norms)
   bool is_moe() const { return experts > 0; }
+  /// Layers that attend through `sliding_window` (0 without one): every layer for mistral, mixtral,
+  /// phi3; every other one for gemma2 and gpt_oss (layer 0 first); 5 of every 6 for gemma3.
+  uint64_t sliding_layers() const;
 
   /// The linear layers of one block (experts counted with `count`), q/k/v/gate/up split or
   /// fused as the HF implementation stores them.
