@@ -1,5 +1,7 @@
 #include "memory/activations.h"
 
+#include "memory/mechanisms.h"
+
 namespace sparkops::memory {
 namespace {
 
@@ -78,6 +80,13 @@ Activations EstimateActivations(const ModelSpec& m, const PlanOptions& o, bool b
     const double extra = litgpt && in == Input::kO ? 0 : input_bytes(in);
     if (by_autograd) per_token += extra;
     else if (qlora && bnb_keeps) bnb_per_token += extra, bnb_ctx_per_token += input_bytes(in);
+    else if (o.quant == BaseQuant::kAwq4) per_token += extra;  // autoawq: save_for_backward(x, ...)
+  }
+  // DoRA keeps each adapted linear's base output and LoRA output for the magnitude's gradient.
+  if (!full && o.dora) {
+    const double abytes = o.precision == Precision::kFp32 || o.adapter_dtype == AdapterDtype::kFp32 ? 4 : 2;
+    for (const auto& l : linears)
+      if (Adapted(l, o.targets)) per_token += DoraSavedBytesPerToken(double(l.d_out) * (l.count > 1 ? k : 1), abytes);
   }
   if (!full && litgpt) per_token += lora_own * LitgptLoraInputs(m, o.targets, k);
   if (!full && !litgpt)
