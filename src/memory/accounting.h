@@ -22,7 +22,7 @@ enum class Loss { kStandard, kChunked };
 /// (`autocast_adapter_dtype=True` upcasts bf16/fp16 adapters); bf16 is LitGPT `bf16-true`.
 enum class AdapterDtype { kFp32, kBf16 };
 /// Whose model code and training loop run. kTransformers: Hugging Face transformers + PEFT (the
-/// accounting's reference; torchtune's rows are planned with it too). kLitgpt: LitGPT's own GPT
+/// accounting's reference). kLitgpt: LitGPT's own GPT
 /// class under Lightning Fabric (litgpt/model.py, litgpt/lora.py, litgpt/finetune/*.py): fused
 /// qkv, separate fc_1/fc_2, a separate lm_head even for tied checkpoints, chunked lm_head +
 /// cross-entropy with Fabric casting the logits to fp32, every nn.Linear 4-bit under QLoRA
@@ -156,7 +156,8 @@ inline constexpr double kDefaultShardBytes = 5e9;  ///< transformers save_pretra
 inline constexpr double kAllocatorSlack = 0.08;  ///< reserved - allocated, share of per-step allocations (docs)
 inline constexpr double kStandardLossBytesPerLogit = 12;  ///< bf16 logits + fp32 log-softmax + fp32 and bf16 grads
 /// The largest central under-prediction on the tuned half of tests/data/memory-validation.csv
-/// (TT-19, -7.5 %), rounded up: what the high end adds for what no input explains.
+/// when it was set (TT-19, -7.5 %; -6.6 % as torchtune 0.1.0), rounded up: what the high end adds
+/// for what no input explains.
 inline constexpr double kResidualMargin = 0.08;
 inline constexpr double kLitgptHeadChunk = 128;  ///< litgpt/finetune/lora.py: model(..., lm_head_chunk_size=128)
 

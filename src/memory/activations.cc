@@ -74,13 +74,13 @@ Activations EstimateActivations(const ModelSpec& m, const PlanOptions& o, bool b
   };
   double per_token = 0, bnb_per_token = 0, bnb_ctx_per_token = 0;
   for (Input in : {Input::kQkv, Input::kO, Input::kMlp, Input::kDown}) {
-    const bool by_autograd = full || (lora_keeps_x && adapted_in(in));
+    // autoawq's WQLinearMMFunction keeps every 4-bit linear's input: save_for_backward(x, ...).
+    const bool by_autograd = full || (lora_keeps_x && adapted_in(in)) || o.quant == BaseQuant::kAwq4;
     // LitGPT's proj reads the SDPA output itself (flash / memory-efficient SDPA return the
     // (B, T, H, D) layout, so `y.transpose(1, 2).reshape(...)` is a view): counted below, not again.
     const double extra = litgpt && in == Input::kO ? 0 : input_bytes(in);
     if (by_autograd) per_token += extra;
     else if (qlora && bnb_keeps) bnb_per_token += extra, bnb_ctx_per_token += input_bytes(in);
-    else if (o.quant == BaseQuant::kAwq4) per_token += extra;  // autoawq: save_for_backward(x, ...)
   }
   // DoRA keeps each adapted linear's base output and LoRA output for the magnitude's gradient.
   if (!full && o.dora) {
