@@ -174,6 +174,7 @@ Result<void> FromHf(Builder& b) {
     b.Take("--attention", l == "eager" ? "eager" : l.starts_with("flash") ? "flash" : "sdpa", "attn_implementation");
   }
   SPARKOPS_TRY(b.OnOff("bnb_4bit_use_double_quant", "--double-quant"));
+  if (Bool(f.Get("use_dora").value_or("")).value_or(false)) b.Take("--dora", "on", "use_dora");
   return {};
 }
 
@@ -208,6 +209,11 @@ Result<void> FromAxolotl(Builder& b) {
   if (Bool(f.Get("flash_attention").value_or("")).value_or(false)) b.Take("--attention", "flash", "flash_attention");
   else if (Bool(f.Get("sdp_attention").value_or("")).value_or(false)) b.Take("--attention", "sdpa", "sdp_attention");
   SPARKOPS_TRY(b.OnOff("bnb_4bit_use_double_quant", "--double-quant"));
+  if (Bool(f.Get("peft_use_dora").value_or("")).value_or(false)) b.Take("--dora", "on", "peft_use_dora");
+  if (Bool(f.Get("gptq").value_or("")).value_or(false)) {
+    b.Take("--quant", "gptq4", "gptq");
+    b.Assume("gptq: true names no bit width or group size: planned as 4-bit, group size 128");
+  }
   return {};
 }
 

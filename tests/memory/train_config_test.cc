@@ -102,6 +102,22 @@ TEST(PlanFrom, TorchtuneQloraRecipePlansTorchtuneItself) {
   EXPECT_GT(j["components"]["host_state_dict_gib"].get<double>(), 12);
 }
 
+TEST(PlanFrom, AxolotlDoraOnAGptqBase) {
+  // axolotl's schema: `gptq: true` (a GPTQ checkpoint as the base) and `peft_use_dora`.
+  auto j = PlanFrom({"llama-2-7b", "--from", Cfg("axolotl_dora_gptq.yml")});
+  EXPECT_EQ(j["from"]["format"], "axolotl");
+  auto t = Took(j);
+  EXPECT_EQ(t.at("--dora"), "on");
+  EXPECT_EQ(t.at("--quant"), "gptq4");
+  EXPECT_EQ(j["options"]["dora"], true);
+  EXPECT_EQ(j["options"]["quant"], "gptq4");
+  EXPECT_EQ(j["options"]["method"], "lora");
+  EXPECT_GT(j["components"]["saved_weights_gib"].get<double>(), 0);
+  // Flags still win: --quant none plans the same run on a bf16 base.
+  auto plain = PlanFrom({"llama-2-7b", "--from", Cfg("axolotl_dora_gptq.yml"), "--quant", "none"});
+  EXPECT_EQ(plain["options"]["quant"], "none");
+}
+
 TEST(PlanFrom, AccelerateConfigTakesPrecisionAndCompileAndSaysWhatItCannotModel) {
   // Written from accelerate 1.16.0's ClusterConfig (commands/config/config_args.py): the keys
   // `accelerate config` saves with yaml.safe_dump.
