@@ -330,7 +330,10 @@ Result<Breakdown> Estimate(const LoadedModel& model, const PlanOptions& o, Side 
   // ctx attributes, released with the graph rather than after backward, and a loop that holds
   // last step's outputs (LitGPT's `logits`) holds that graph; the high side adds those bf16 logits.
   // LitGPT's loop holds last step's fp32 logits; they are counted in its loss term below.
-  b.retained = act.bnb_ctx + (side == Side::kHigh && !litgpt ? 2 * logit_elems : 0);
+  // torchtune's loop is known too: from 0.3 it deletes the logits before backward; before, last
+  // step's shifted fp32 copy lives into the next forward, whose moment (4 + 2 + 4 + 4 B/logit)
+  // stays under the backward one its loss term counts (16).
+  b.retained = act.bnb_ctx + (side == Side::kHigh && !litgpt && !torchtune ? 2 * logit_elems : 0);
   const auto tt_release = TorchtuneReleaseOf(o.framework_version);
   b.loss_bytes_per_logit = o.loss != Loss::kStandard ? 2 + 8.0 / 8
                            : torchtune               ? TorchtuneLossBytesPerLogit(tt_release, side)
