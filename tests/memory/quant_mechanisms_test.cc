@@ -115,6 +115,17 @@ TEST(TorchtuneMechanisms, QloraQuantisesOnlyTheAdaptedLinearsAndLoadsAWholeState
   EXPECT_EQ(RunInProcess({"plan", "llama-2-7b", "--framework", "torchtune", "--framework-version", "x"}).rc, 2);
 }
 
+TEST(TorchtuneMechanisms, ReleaseIsReadFromTheEnvironment) {
+  testing::TempDir site;
+  site.Write("torchtune-0.1.0.dist-info/METADATA", "Metadata-Version: 2.1\nName: torchtune\nVersion: 0.1.0\n");
+  site.Write("transformers-4.57.1.dist-info/METADATA", "Metadata-Version: 2.1\nName: transformers\nVersion: 4.57.1\n");
+  auto j = Plan({"llama-2-7b", "--method", "qlora", "--framework", "torchtune", "--site-packages", site.path()});
+  EXPECT_EQ(j["options"]["framework_version"], "0.1.0");  // torchtune's, not transformers'
+  EXPECT_EQ(j["loss_bytes_per_logit"], 16);
+  EXPECT_EQ(j["widened"].dump().find("torchtune version unknown"), std::string::npos);
+  EXPECT_EQ(j["widened"].dump().find("bitsandbytes"), std::string::npos);  // torchtune does not use it
+}
+
 TEST(TorchtuneMechanisms, TheIssueRowIsNoLongerFarBelow) {
   // torchtune's QLoRA tutorial (0.1.0, torchao 0.1): Llama-2-7B r8 on every linear, seq 512,
   // batch 2, 9.29 GB reserved in training (9.13 GB already at model init). Planned as transformers
