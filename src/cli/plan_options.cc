@@ -36,8 +36,8 @@ void AddPlanFlags(CLI::App& app, PlanFlags& f) {
                  "fp32 (PEFT's default: adapters, their grads and AdamW state in fp32)|bf16 (LitGPT bf16-true, "
                  "LitGPT's default)");
   app.add_option("--framework", f.framework,
-                 "transformers (HF transformers + PEFT; also torchtune)|litgpt (LitGPT's model code and finetune "
-                 "loop under Lightning Fabric) (default transformers)");
+                 "transformers (HF transformers + PEFT)|litgpt (LitGPT's model code and finetune loop under Lightning "
+                 "Fabric)|torchtune (its recipes; QLoRA with torchao's NF4) (default transformers)");
   app.add_option("--bnb-version", f.bnb_version,
                  "bitsandbytes version for QLoRA (before 0.43.2 4-bit matmuls keep their inputs); default: "
                  "read from the Python environment");
@@ -53,13 +53,17 @@ void AddPlanFlags(CLI::App& app, PlanFlags& f) {
   app.add_option("--modules-to-save", f.modules_to_save,
                  "PEFT modules_to_save: embed,head (trainable copies beside the frozen originals)");
   app.add_flag("--compile", f.compile, "the run uses torch.compile (the peak becomes a range)");
+  app.add_flag("--dora", f.dora, "DoRA (PEFT use_dora, torchtune use_dora): magnitude vectors and the weight norm");
+  app.add_option("--quant", f.quant,
+                 "LoRA on a pre-quantised base: none|gptq4|awq4 (4-bit, group size 128; default none)");
   AddNumber(app, "--budget-gib", f.budget_gib, {0, 1 << 20, true, false, "GiB"},
             "budget in GiB instead of MemAvailable - reserve");
   AddNumber(app, "--reserve-gib", f.reserve_gib, {0, 1 << 20, false, false, "GiB"},
             "GiB kept back from MemAvailable for OS/driver (default 4)");
-  for (const char* name : {"--method", "--seq", "--batch", "--grad-ckpt", "--optimizer", "--precision", "--lora-rank",
-                           "--lora-targets", "--lora-dropout", "--attention", "--loss", "--adapter-dtype",
-                           "--framework", "--compile", "--double-quant", "--modules-to-save"})
+  for (const char* name :
+       {"--method", "--seq", "--batch", "--grad-ckpt", "--optimizer", "--precision", "--lora-rank", "--lora-targets",
+        "--lora-dropout", "--attention", "--loss", "--adapter-dtype", "--framework", "--compile", "--double-quant",
+        "--modules-to-save", "--dora", "--quant", "--framework-version"})
     f.given[name] = app.get_option(name);
 }
 
@@ -95,6 +99,9 @@ Result<PlanSource> ApplyTrainConfig(const TrainConfig& c, const std::string& fil
     else if (t.flag == "--compile") f.compile = true;
     else if (t.flag == "--double-quant") f.double_quant = v;
     else if (t.flag == "--modules-to-save") f.modules_to_save = v;
+    else if (t.flag == "--dora") f.dora = v != "off";
+    else if (t.flag == "--quant") f.quant = v;
+    else if (t.flag == "--framework-version") f.framework_version = v;
     if (!r) return std::unexpected(r.error());
   }
   if (!model.empty()) return src;
@@ -143,9 +150,11 @@ Result<PlanOptions> ToPlanOptions(const PlanFlags& f) {
   o.framework = *fw;
   const bool litgpt = o.framework == Framework::kLitgpt;
   // LitGPT's finetune defaults: lora_dropout 0.05 (litgpt/finetune/lora.py), bf16-true keeps the
-  // adapters in bf16; PEFT's: dropout 0, adapters upcast to fp32.
+  // adapters in bf16; torchtune's LoRA parameters take the model dtype; PEFT's: dropout 0,
+  // adapters upcast to fp32.
   o.lora_dropout = f.lora_dropout.value_or(litgpt ? 0.05 : 0);
-  auto ad = ParseAdapterDtype(f.adapter_dtype.empty() ? (litgpt ? "bf16" : "fp32") : f.adapter_dtype);
+  const bool model_dtype_adapters = litgpt || o.framework == Framework::kTorchtune;
+  auto ad = ParseAdapterDtype(f.adapter_dtype.empty() ? (model_dtype_adapters ? "bf16" : "fp32") : f.adapter_dtype);
   if (!ad) return std::unexpected(ad.error());
   o.adapter_dtype = *ad;
   if (!f.bnb_version.empty()) {
@@ -156,6 +165,10 @@ Result<PlanOptions> ToPlanOptions(const PlanFlags& f) {
     o.bnb_inputs = BnbInputsFor(f.bnb_version);
   }
   o.compile = f.compile;
+  o.dora = f.dora;
+  auto quant = ParseQuant(f.quant);
+  if (!quant) return std::unexpected(quant.error());
+  o.quant = *quant;
   for (auto [flag, value, dst] :
        {std::tuple{"--kbit-prep", &f.kbit_prep, &o.kbit_prep}, {"--double-quant", &f.double_quant, &o.double_quant}}) {
     if (*value != "on" && *value != "off") return InputError(fmt::format("{} '{}': expected on|off", flag, *value));
@@ -165,9 +178,9 @@ Result<PlanOptions> ToPlanOptions(const PlanFlags& f) {
   if (!saved) return std::unexpected(saved.error());
   o.modules_to_save = *saved;
   if (!f.framework_version.empty()) {
-    if (o.framework == Framework::kTransformers && !TransformersLossEra(f.framework_version))
-      return InputError(
-          fmt::format("--framework-version '{}': expected a version such as 4.45.2", f.framework_version));
+    if (!ReleasePart(f.framework_version))
+      return InputError(fmt::format("--framework-version '{}': expected a version such as {}", f.framework_version,
+                                    o.framework == Framework::kTorchtune ? "0.6.1" : "4.45.2"));
     o.framework_version = f.framework_version;
     o.framework_version_source = "--framework-version";
   }
@@ -192,7 +205,7 @@ void ResolveFrameworkVersion(const Context& ctx, const PlanFlags& f, PlanOptions
   if (!env) return;
   const Inventory inv = ScanSitePackages(env->site_dirs);
   const Package* pkg = inv.Find(ToString(o.framework));
-  if (!pkg || (o.framework == Framework::kTransformers && !TransformersLossEra(pkg->version))) return;
+  if (!pkg || !ReleasePart(pkg->version)) return;
   o.framework_version = pkg->version;
   o.framework_version_source = "dist-info in " + pkg->site_dir;
 }

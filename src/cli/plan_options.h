@@ -28,6 +28,8 @@ struct PlanFlags {
   std::string kbit_prep = "on", double_quant = "on";
   std::string modules_to_save;    ///< --modules-to-save embed,head
   std::string from;               ///< --from FILE: a training config whose settings flags override
+  bool dora = false;              ///< --dora: PEFT/torchtune DoRA (magnitude vectors + weight-norm transient)
+  std::string quant = "none";     ///< --quant gptq4|awq4: LoRA on a pre-quantised 4-bit base
   /// The app's option for each plan flag (filled by AddPlanFlags): whether the user gave it.
   std::map<std::string, const CLI::Option*> given;
 };

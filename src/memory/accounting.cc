@@ -47,7 +47,11 @@ const std::map<std::string, Loss> kLosses = {{"standard", Loss::kStandard}, {"ch
 const std::map<std::string, AdapterDtype> kAdapterDtypes = {{"fp32", AdapterDtype::kFp32},
                                                             {"bf16", AdapterDtype::kBf16}};
 const std::map<std::string, Framework> kFrameworks = {{"transformers", Framework::kTransformers},
-                                                      {"litgpt", Framework::kLitgpt}};
+                                                      {"litgpt", Framework::kLitgpt},
+                                                      {"torchtune", Framework::kTorchtune}};
+const std::map<std::string, BaseQuant> kQuants = {{"none", BaseQuant::kNone},
+                                                  {"gptq4", BaseQuant::kGptq4},
+                                                  {"awq4", BaseQuant::kAwq4}};
 
 /// LitGPT's logits + loss term (bytes), N = b*s*V logits. finetune/lora.py and adapter.py call
 /// `model(x, lm_head_chunk_size=128)` and `chunked_cross_entropy` on the chunks; Fabric's
@@ -82,6 +86,8 @@ std::string ToString(AdapterDtype d) { return Name(d, kAdapterDtypes); }
 Result<AdapterDtype> ParseAdapterDtype(std::string_view s) { return Lookup(s, kAdapterDtypes, "--adapter-dtype"); }
 std::string ToString(Framework f) { return Name(f, kFrameworks); }
 Result<Framework> ParseFramework(std::string_view s) { return Lookup(s, kFrameworks, "--framework"); }
+std::string ToString(BaseQuant q) { return Name(q, kQuants); }
+Result<BaseQuant> ParseQuant(std::string_view s) { return Lookup(s, kQuants, "--quant"); }
 
 BnbInputs BnbInputsFor(std::string_view version) {
   // The release part ("0.43.2" of "0.43.2rc1+cu121") must be dot-separated numbers.
@@ -146,16 +152,19 @@ Result<std::set<std::string>> ParseModulesToSave(std::string_view s) {
 
 double Breakdown::states() const { return weights + adapter + (optimizer_paged ? 0 : optimizer) + master_weights; }
 double Breakdown::backward_peak() const {
-  return states() + activations + cast_copies + retained + logits + dequant + first_gradients;
+  return states() + activations + cast_copies + retained + logits + dequant + dora + saved_weights + first_gradients;
 }
 double Breakdown::step_peak() const { return states() + gradients + optimizer_step; }
 double Breakdown::allocated_peak() const { return std::max(backward_peak(), step_peak()) + residual_margin; }
 double Breakdown::reserved_peak() const { return allocated_peak() + slack + load_cache; }
 double Breakdown::process_peak() const { return reserved_peak() + (optimizer_paged ? optimizer : 0) + overhead; }
 double Breakdown::load_peak() const {
+  // torchtune: its checkpointer merges every shard into one state dict in host memory (the same
+  // pool on a GB10) before the model loads it, and each NF4 weight is quantised on the device.
+  if (host_state_dict > 0) return overhead + weights + host_state_dict + load_cache;
   // Weights already placed + the shard being mapped; for QLoRA the mapped shard is also copied
   // to the device in 16-bit before bitsandbytes quantises it.
-  return overhead + weights + mmap_window + (dequant > 0 ? mmap_window : 0);
+  return overhead + weights + mmap_window + (load_copies_16bit ? mmap_window : 0);
 }
 double Breakdown::peak() const { return std::max(process_peak(), load_peak()); }
 
@@ -165,6 +174,9 @@ Result<Breakdown> Estimate(const LoadedModel& model, const PlanOptions& o, Side 
   if (o.method != Method::kFull && o.rank == 0) return InputError("--lora-rank: must be at least 1");
   if (!(o.lora_dropout >= 0 && o.lora_dropout < 1)) return InputError("--lora-dropout: must be in [0, 1)");
   if (o.seq > (1u << 24) || o.batch > (1u << 20)) return InputError("--seq/--batch: implausibly large");
+  if (o.quant != BaseQuant::kNone && o.method != Method::kLora)
+    return InputError("--quant: a GPTQ/AWQ base is trained with --method lora (adapters on the frozen 4-bit base)");
+  if (o.dora && o.method == Method::kFull) return InputError("--dora: DoRA is a LoRA method (--method lora|qlora)");
   const ModelSpec& m = model.spec;
   const ParamCounts pc = CountParams(m);
   Breakdown b;
@@ -179,6 +191,9 @@ Result<Breakdown> Estimate(const LoadedModel& model, const PlanOptions& o, Side 
   const bool full = o.method == Method::kFull;
   const bool qlora = o.method == Method::kQlora;
   const bool litgpt = o.framework == Framework::kLitgpt;
+  const bool torchtune = o.framework == Framework::kTorchtune;
+  const bool quant4 = o.quant != BaseQuant::kNone;
+  const auto linears = m.BlockLinears();
   // Base weights' dtype. Mixed precision keeps a full fine-tune's 16-bit weights beside an fp32
   // master copy (below); LoRA under autocast (HF Trainer on an fp32 load, LitGPT bf16-mixed)
   // keeps the frozen weights themselves in fp32.
@@ -193,14 +208,27 @@ Result<Breakdown> Estimate(const LoadedModel& model, const PlanOptions& o, Side 
   const bool head_4bit = litgpt && qlora;
   // Under transformers, PEFT's prepare_model_for_kbit_training casts what stays 16-bit to fp32.
   const double nf4 = Nf4BytesPerParam(o.double_quant);
-  const double kept_bytes = qlora && !litgpt && o.kbit_prep ? 4 : wbytes;
-  if (!qlora) b.weights = (P + head_copy) * wbytes;
+  const double kept_bytes = qlora && !litgpt && !torchtune && o.kbit_prep ? 4 : wbytes;
+  // torchtune quantises only the linears that carry an adapter (LoRALinear(quantize_base=True));
+  // the others and its output projection stay in the model dtype. The largest adapted linear sets
+  // the NF4 dequantisation and load transients.
+  const double linear_scale = pc.block_linear > 0 ? block_linear / double(pc.block_linear) : 1;
+  double adapted_linear = 0, largest_adapted = 0, quant_linear = 0;
+  for (const auto& l : linears) {
+    if (Adapted(l, o.targets)) {
+      adapted_linear += double(l.params()) * double(m.layers) * linear_scale;
+      largest_adapted = std::max(largest_adapted, double(l.d_in) * double(l.d_out));
+    }
+    quant_linear += Quant4Bytes(o.quant, double(l.d_in), double(l.d_out)) * double(l.count) * double(m.layers);
+  }
+  if (qlora && torchtune) b.weights = adapted_linear * TorchaoNf4BytesPerParam() + (P - adapted_linear) * wbytes;
+  else if (quant4) b.weights = quant_linear + non_linear * wbytes;  // config shapes: packed checkpoints miscount
+  else if (!qlora) b.weights = (P + head_copy) * wbytes;
   else if (!head_4bit) b.weights = block_linear * nf4 + non_linear * kept_bytes;
   else b.weights = (block_linear + head) * nf4 + (non_linear - double(pc.head)) * wbytes;
 
   // LoRA adapter: r * (d_in + d_out) per targeted matrix.
   double adapter_params = 0;
-  const auto linears = m.BlockLinears();
   if (!full) {
     // LitGPT splits what a checkpoint fuses: LoRAQKVLinear has r rows of A per enabled q/k/v and
     // B covers only the enabled outputs; gate_up becomes fc_1 + fc_2 (litgpt/lora.py).
@@ -218,6 +246,12 @@ Result<Breakdown> Estimate(const LoadedModel& model, const PlanOptions& o, Side 
       adapter_params += double(o.rank) * per * l.count * m.layers;
     }
     if (o.targets.count("head")) adapter_params += double(o.rank) * double(m.hidden + m.vocab);
+    // DoRA: one trainable magnitude per output feature of each adapted linear (weight_norm, dim=1).
+    if (o.dora) {
+      for (const auto& l : linears)
+        if (Adapted(l, o.targets)) adapter_params += double(l.d_out) * double(l.count) * double(m.layers);
+      if (o.targets.count("head")) adapter_params += double(m.vocab);
+    }
     b.adapter = adapter_params * abytes;
   }
   // PEFT modules_to_save: a trainable deep copy of each named module beside the frozen original,
@@ -283,7 +317,8 @@ Result<Breakdown> Estimate(const LoadedModel& model, const PlanOptions& o, Side 
 
   // Activations, with the unknowns resolved to this side.
   b.bnb_keeps_inputs =
-      qlora && (o.bnb_inputs == BnbInputs::kKept || (o.bnb_inputs == BnbInputs::kUnknown && side == Side::kHigh));
+      qlora && !torchtune &&
+      (o.bnb_inputs == BnbInputs::kKept || (o.bnb_inputs == BnbInputs::kUnknown && side == Side::kHigh));
   b.recomputed = o.compile && side != Side::kHigh;
   const Activations act = EstimateActivations(m, o, b.bnb_keeps_inputs, b.recomputed);
   b.activations = act.total;
@@ -295,10 +330,14 @@ Result<Breakdown> Estimate(const LoadedModel& model, const PlanOptions& o, Side 
   // ctx attributes, released with the graph rather than after backward, and a loop that holds
   // last step's outputs (LitGPT's `logits`) holds that graph; the high side adds those bf16 logits.
   // LitGPT's loop holds last step's fp32 logits; they are counted in its loss term below.
-  b.retained = act.bnb_ctx + (side == Side::kHigh && !litgpt ? 2 * logit_elems : 0);
-  b.loss_bytes_per_logit = o.loss == Loss::kStandard
-                               ? TransformersLossBytesPerLogit(TransformersLossEra(o.framework_version), side)
-                               : 2 + 8.0 / 8;
+  // torchtune's loop is known too: from 0.3 it deletes the logits before backward; before, last
+  // step's shifted fp32 copy lives into the next forward, whose moment (4 + 2 + 4 + 4 B/logit)
+  // stays under the backward one its loss term counts (16).
+  b.retained = act.bnb_ctx + (side == Side::kHigh && !litgpt && !torchtune ? 2 * logit_elems : 0);
+  const auto tt_release = TorchtuneReleaseOf(o.framework_version);
+  b.loss_bytes_per_logit = o.loss != Loss::kStandard ? 2 + 8.0 / 8
+                           : torchtune               ? TorchtuneLossBytesPerLogit(tt_release, side)
+                                       : TransformersLossBytesPerLogit(TransformersLossEra(o.framework_version), side);
   b.logits = logit_elems * b.loss_bytes_per_logit;
 
   // QLoRA dequantisation: one linear's weight at a time, in the quantisation state's dtype, then
@@ -307,7 +346,7 @@ Result<Breakdown> Estimate(const LoadedModel& model, const PlanOptions& o, Side 
   // `_quantize` keeps the dtype) and Lightning Fabric whatever the version (`_Linear4bit.quantize`:
   // `.to(dtype=torch.half)`). A bf16 run then holds the fp16 weight and its bf16 copy at once.
   bool fp16_state = litgpt;
-  if (qlora && !litgpt) {
+  if (qlora && !litgpt && !torchtune) {
     const bool known = BnbInputsFor(o.bnb_version) != BnbInputs::kUnknown;
     fp16_state = known ? CompareVersions(PublicVersion(o.bnb_version), "0.43.0") < 0 : side == Side::kHigh;
   }
@@ -321,14 +360,39 @@ Result<Breakdown> Estimate(const LoadedModel& model, const PlanOptions& o, Side 
   }
   if (litgpt) b.loss_bytes_per_logit = 0;
   if (litgpt) b.logits = LitgptLossBytes(o, logit_elems, head_4bit ? head * deq_bytes : 0, b.retained);
-  if (qlora) {
+  if (qlora && torchtune) {
+    // torchao's LinearNF4 dequantises the whole weight per call (14 B/element working set), and
+    // the caching allocator keeps what quantising the largest weight at load took.
+    const bool chunked = tt_release ? !tt_release->unchunked_nf4 : side != Side::kHigh;
+    b.dequant = largest_adapted * kTorchaoDequantBytesPerElem;
+    b.load_cache = TorchaoQuantiseBytes(largest_adapted, chunked);
+  } else if (qlora) {
     b.dequant = largest * deq_bytes;
     // 4-bit loading moves each 16-bit weight to the device and quantises it there; the caching
     // allocator keeps the freed 16-bit blocks (one layer's linears) reserved afterwards.
     b.load_cache = layer_linears * 2;
+    b.load_copies_16bit = true;
+  } else if (o.quant == BaseQuant::kGptq4) {
+    // auto-gptq's QuantLinear (qlinear_cuda_old.py, the torch path for >= 128 tokens): shifts the
+    // packed int32 codes (4 B/element) and casts them to int8 (1), then `scales * (weight - zeros)`
+    // in fp16 (2), which `torch.matmul(x, weight)` saves for backward: one layer's linears under
+    // checkpointing, every layer's without.
+    b.dequant = largest * 5;
+    b.saved_weights = layer_linears * 2 * (o.grad_ckpt ? 1.0 : double(m.layers));
+  } else if (o.quant == BaseQuant::kAwq4) {
+    // autoawq's WQLinearMMFunction dequantises to fp16 in forward and again in backward; it saves
+    // x and the packed tensors (x counted with the activations).
+    b.dequant = largest * 2;
   }
+  // DoRA's weight norm, one adapted linear at a time (+ its dequantised base when it is 4-bit:
+  // dequantize_module_weight).
+  if (o.dora && !full)
+    for (const auto& l : linears)
+      if (Adapted(l, o.targets))
+        b.dora = std::max(b.dora, DoraWeightNormBytes(double(l.d_in), double(l.d_out), abytes) +
+                                      (qlora || quant4 ? 2 * double(l.d_in) * double(l.d_out) : 0));
   // Fragmentation of the per-step allocations (activations, logits, dequant buffers).
-  b.slack = kAllocatorSlack * (b.activations + b.logits + b.dequant);
+  b.slack = kAllocatorSlack * (b.activations + b.logits + b.dequant + b.dora + b.saved_weights);
   b.overhead = kCudaContextBytes;
   if (side == Side::kHigh) b.residual_margin = kResidualMargin * std::max(b.backward_peak(), b.step_peak());
 
@@ -340,6 +404,7 @@ Result<Breakdown> Estimate(const LoadedModel& model, const PlanOptions& o, Side 
     b.checkpoint_bytes = P * 2;
     b.mmap_window = std::min(b.checkpoint_bytes, kDefaultShardBytes);
   }
+  if (torchtune) b.host_state_dict = b.checkpoint_bytes;
   return b;
 }
 

@@ -22,12 +22,16 @@ enum class Loss { kStandard, kChunked };
 /// (`autocast_adapter_dtype=True` upcasts bf16/fp16 adapters); bf16 is LitGPT `bf16-true`.
 enum class AdapterDtype { kFp32, kBf16 };
 /// Whose model code and training loop run. kTransformers: Hugging Face transformers + PEFT (the
-/// accounting's reference; torchtune's rows are planned with it too). kLitgpt: LitGPT's own GPT
+/// accounting's reference). kLitgpt: LitGPT's own GPT
 /// class under Lightning Fabric (litgpt/model.py, litgpt/lora.py, litgpt/finetune/*.py): fused
 /// qkv, separate fc_1/fc_2, a separate lm_head even for tied checkpoints, chunked lm_head +
 /// cross-entropy with Fabric casting the logits to fp32, every nn.Linear 4-bit under QLoRA
-/// (docs/memory-model.md, "LitGPT").
-enum class Framework { kTransformers, kLitgpt };
+/// (docs/memory-model.md, "LitGPT"). kTorchtune: torchtune's recipes; under QLoRA torchao's
+/// NF4Tensor for the adapted linears only, loaded from a bf16 state dict held whole in host
+/// memory (mechanisms.h).
+enum class Framework { kTransformers, kLitgpt, kTorchtune };
+/// A pre-quantised 4-bit base under LoRA (`--quant`): GPTQ or AWQ checkpoints, group size 128.
+enum class BaseQuant { kNone, kGptq4, kAwq4 };
 /// Does bitsandbytes' 4-bit matmul keep its input for backward? Before 0.43.2 `MatMul4Bit`
 /// stored `ctx.tensors = (A, B)` whenever an input needed a gradient (fixed by bitsandbytes
 /// PR #1270: `(None, B)`), so every 4-bit linear kept its input, adapted or not.
@@ -64,6 +68,8 @@ struct PlanOptions {
   bool kbit_prep = true;
   bool double_quant = true;                ///< bnb_4bit_use_double_quant (4.127 vs 4.5 bits/param)
   std::set<std::string> modules_to_save;   ///< PEFT modules_to_save: "embed", "head" (trainable copies)
+  bool dora = false;                       ///< PEFT use_dora / torchtune use_dora: magnitude vectors + weight norm
+  BaseQuant quant = BaseQuant::kNone;      ///< --quant gptq4|awq4: LoRA on a pre-quantised base
 };
 
 /// kKept before 0.43.2, kFreed from it on; kUnknown for "" or an unparsable version.
@@ -77,6 +83,8 @@ std::string ToString(Loss l);
 std::string ToString(AdapterDtype d);
 std::string ToString(Framework f);
 Result<Framework> ParseFramework(std::string_view s);
+std::string ToString(BaseQuant q);
+Result<BaseQuant> ParseQuant(std::string_view s);
 Result<AdapterDtype> ParseAdapterDtype(std::string_view s);
 Result<Method> ParseMethod(std::string_view s);
 Result<Optimizer> ParseOptimizer(std::string_view s);
@@ -114,13 +122,17 @@ struct Breakdown {
   double logits = 0;  ///< logits + fp32 log-softmax + gradients (or chunked)
   double dequant = 0;  ///< QLoRA: one dequantised weight at a time (+ its bf16 copy, fp16 state)
   double slack = 0;  ///< caching-allocator fragmentation (reserved - allocated)
-  double load_cache = 0;  ///< QLoRA: 16-bit blocks 4-bit loading leaves reserved
+  double load_cache = 0;  ///< QLoRA: 16-bit blocks 4-bit loading leaves reserved (torchtune: the NF4 quantiser's)
+  double dora = 0;  ///< DoRA: one adapted linear's weight-norm transient (mechanisms.h)
+  double saved_weights = 0;  ///< GPTQ: dequantised fp16 weights matmul saves for backward (one layer, or all)
+  double host_state_dict = 0;  ///< torchtune: the whole state dict in host memory while loading (same pool on GB10)
   double overhead = 0;  ///< CUDA context (process counter only)
   double checkpoint_bytes = 0;  ///< weights on disk (safetensors sizes, else 16-bit)
   double mmap_window = 0;  ///< bytes mapped at once while loading (one shard)
   bool bnb_keeps_inputs = false;  ///< the bnb behaviour this breakdown assumed (QLoRA)
   bool recomputed = false;  ///< --compile: pointwise outputs recomputed (not on the high side)
   bool fp16_quant_state = false;  ///< QLoRA: 4-bit state in fp16, so dequantising also makes a bf16 copy
+  bool load_copies_16bit = false;  ///< bnb 4-bit loading: the mapped shard is copied to the device in 16-bit
 
   double states() const;  ///< weights + adapter + visible optimizer + master
   double backward_peak() const;  ///< phase 1, start of backward: states + activations + logits + dequant + first grads
@@ -128,7 +140,8 @@ struct Breakdown {
   double allocated_peak() const;  ///< max of the two phases: torch.cuda.max_memory_allocated
   double reserved_peak() const;  ///< allocated + slack + load cache: torch.cuda.max_memory_reserved
   double process_peak() const;  ///< reserved + paged state + CUDA context: what the process takes
-  double load_peak() const;  ///< rule of thumb: mapped checkpoint + device copy + overhead
+  double load_peak()
+      const;  ///< rule of thumb: mapped checkpoint + device copy + overhead (torchtune: + whole state dict)
   double peak() const;  ///< max(process, load): what verdicts use
 };
 
@@ -143,7 +156,8 @@ inline constexpr double kDefaultShardBytes = 5e9;  ///< transformers save_pretra
 inline constexpr double kAllocatorSlack = 0.08;  ///< reserved - allocated, share of per-step allocations (docs)
 inline constexpr double kStandardLossBytesPerLogit = 12;  ///< bf16 logits + fp32 log-softmax + fp32 and bf16 grads
 /// The largest central under-prediction on the tuned half of tests/data/memory-validation.csv
-/// (TT-19, -7.5 %), rounded up: what the high end adds for what no input explains.
+/// when it was set (TT-19, -7.5 %; -6.6 % as torchtune 0.1.0), rounded up: what the high end adds
+/// for what no input explains.
 inline constexpr double kResidualMargin = 0.08;
 inline constexpr double kLitgptHeadChunk = 128;  ///< litgpt/finetune/lora.py: model(..., lm_head_chunk_size=128)
 

@@ -1,5 +1,7 @@
 #include "memory/activations.h"
 
+#include "memory/mechanisms.h"
+
 namespace sparkops::memory {
 namespace {
 
@@ -72,12 +74,19 @@ Activations EstimateActivations(const ModelSpec& m, const PlanOptions& o, bool b
   };
   double per_token = 0, bnb_per_token = 0, bnb_ctx_per_token = 0;
   for (Input in : {Input::kQkv, Input::kO, Input::kMlp, Input::kDown}) {
-    const bool by_autograd = full || (lora_keeps_x && adapted_in(in));
+    // autoawq's WQLinearMMFunction keeps every 4-bit linear's input: save_for_backward(x, ...).
+    const bool by_autograd = full || (lora_keeps_x && adapted_in(in)) || o.quant == BaseQuant::kAwq4;
     // LitGPT's proj reads the SDPA output itself (flash / memory-efficient SDPA return the
     // (B, T, H, D) layout, so `y.transpose(1, 2).reshape(...)` is a view): counted below, not again.
     const double extra = litgpt && in == Input::kO ? 0 : input_bytes(in);
     if (by_autograd) per_token += extra;
     else if (qlora && bnb_keeps) bnb_per_token += extra, bnb_ctx_per_token += input_bytes(in);
+  }
+  // DoRA keeps each adapted linear's base output and LoRA output for the magnitude's gradient.
+  if (!full && o.dora) {
+    const double abytes = o.precision == Precision::kFp32 || o.adapter_dtype == AdapterDtype::kFp32 ? 4 : 2;
+    for (const auto& l : linears)
+      if (Adapted(l, o.targets)) per_token += DoraSavedBytesPerToken(double(l.d_out) * (l.count > 1 ? k : 1), abytes);
   }
   if (!full && litgpt) per_token += lora_own * LitgptLoraInputs(m, o.targets, k);
   if (!full && !litgpt)

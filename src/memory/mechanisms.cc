@@ -1,5 +1,7 @@
 #include "memory/mechanisms.h"
 
+#include <cmath>
+
 #include "host/distinfo.h"
 
 namespace sparkops::memory {
@@ -13,14 +15,20 @@ std::string ToString(LossEra e) {
   return "?";
 }
 
-std::optional<LossEra> TransformersLossEra(std::string_view version) {
-  // The release part: "4.46.0" of "4.46.0.dev0" or "4.46.0rc1" (the dot before a suffix dropped).
+std::optional<std::string_view> ReleasePart(std::string_view version) {
+  // "4.46.0" of "4.46.0.dev0" or "4.46.0rc1" (the dot before a suffix dropped).
   std::string_view release = version.substr(0, version.find_first_not_of("0123456789."));
   if (release.size() < version.size() && release.ends_with('.')) release.remove_suffix(1);
   if (release.empty() || release.front() == '.' || release.back() == '.' ||
       release.find("..") != std::string_view::npos || release.find('.') == std::string_view::npos)
     return std::nullopt;
-  const std::string_view v = release;
+  return release;
+}
+
+std::optional<LossEra> TransformersLossEra(std::string_view version) {
+  const auto release = ReleasePart(version);
+  if (!release) return std::nullopt;
+  const std::string_view v = *release;
   if (CompareVersions(v, "4.46") < 0) return LossEra::kModelUpcast;
   if (CompareVersions(v, "4.50") < 0) return LossEra::kLossShiftCopy;
   return LossEra::kLossPadLabels;
@@ -47,5 +55,39 @@ double TransformersLossBytesPerLogit(std::optional<LossEra> era, Side side) {
 double AdamwStepLists(Optimizer o, Side /*side*/) { return o == Optimizer::kAdamW ? 1 : 0; }
 
 double Nf4BytesPerParam(bool double_quant) { return double_quant ? 4.127 / 8 : 4.5 / 8; }
+
+double TorchaoNf4BytesPerParam() { return (4 + 8.0 / 64 + 16.0 / (64 * 256)) / 8; }
+
+double TorchaoQuantiseBytes(double elems, bool chunked) {
+  constexpr double kChunk = 1024.0 * 1024;  // torchao CHUNK_SIZE
+  return chunked ? 5 * elems + kChunk * 16 * 2 * 2 : 70 * elems;
+}
+
+std::optional<TorchtuneRelease> TorchtuneReleaseOf(std::string_view version) {
+  const auto v = ReleasePart(version);
+  if (!v) return std::nullopt;
+  return TorchtuneRelease{CompareVersions(*v, "0.2") < 0, CompareVersions(*v, "0.3") < 0};
+}
+
+double TorchtuneLossBytesPerLogit(std::optional<TorchtuneRelease> r, Side side) {
+  const bool holds = r ? r->holds_logits : side == Side::kHigh;
+  return holds ? 16 : kStandardLossBytesPerLogit;
+}
+
+double DoraWeightNormBytes(double d_in, double d_out, double adapter_bytes) {
+  return adapter_bytes * d_in * d_in + 6 * d_in * d_out;
+}
+
+double DoraSavedBytesPerToken(double d_out, double adapter_bytes) { return (2 + adapter_bytes) * d_out; }
+
+double Quant4Bytes(BaseQuant q, double d_in, double d_out) {
+  if (q == BaseQuant::kNone) return 2 * d_in * d_out;
+  const double groups = std::ceil(d_in / kQuantGroupSize);
+  const double packed = d_in * d_out / 8 * 4;  // int32, 8 codes each
+  const double zeros = groups * (d_out / 8) * 4;
+  const double scales = groups * d_out * 2;
+  const double g_idx = q == BaseQuant::kGptq4 ? d_in * 4 : 0;
+  return packed + zeros + scales + g_idx;
+}
 
 }  // namespace sparkops::memory

@@ -106,7 +106,8 @@ Result<Plan> MakePlan(const LoadedModel& model, const PlanOptions& opts, const B
   p.breakdown = *bd;
   p.low = *Estimate(model, opts, Side::kLow);
   p.high = *Estimate(model, opts, Side::kHigh);
-  if (opts.method == Method::kQlora && opts.bnb_inputs == BnbInputs::kUnknown)
+  if (opts.method == Method::kQlora && opts.bnb_inputs == BnbInputs::kUnknown &&
+      opts.framework != Framework::kTorchtune)
     p.widened.push_back(
         "bitsandbytes version unknown: the high end assumes < 0.43.2 (4-bit matmuls keep their inputs) "
         "and < 0.43.0 (fp16 quantisation state: each dequantised weight is copied to bf16)");
@@ -114,7 +115,18 @@ Result<Plan> MakePlan(const LoadedModel& model, const PlanOptions& opts, const B
     p.widened.push_back(
         "--compile: the low and central figures assume AOTAutograd recomputes norms and act(gate); "
         "the high end is eager");
-  if (p.high.loss_bytes_per_logit > p.breakdown.loss_bytes_per_logit)
+  const bool torchtune = opts.framework == Framework::kTorchtune;
+  if (torchtune && p.high.loss_bytes_per_logit > p.breakdown.loss_bytes_per_logit)
+    p.widened.push_back(fmt::format(
+        "torchtune version unknown: the central figure assumes the current release ({:g} B/logit), the high end "
+        "torchtune < 0.3 ({:g} B/logit: the recipe holds its shifted fp32 logits through backward); give "
+        "--framework-version",
+        p.breakdown.loss_bytes_per_logit, p.high.loss_bytes_per_logit));
+  if (torchtune && p.high.load_cache > p.breakdown.load_cache)
+    p.widened.push_back(
+        "torchtune version unknown: the high end assumes < 0.2 (torchao 0.1's unchunked NF4 quantiser: 70 bytes per "
+        "element of the largest adapted linear while loading, left reserved)");
+  if (!torchtune && p.high.loss_bytes_per_logit > p.breakdown.loss_bytes_per_logit)
     p.widened.push_back(fmt::format(
         "transformers version unknown: the central figure assumes the current release ({:g} B/logit), the high "
         "end transformers < 4.46 ({:g} B/logit: the model upcasts the logits, the loss copies them again); "

@@ -13,21 +13,14 @@
 
 #include "base/strings.h"
 #include "host/hostfs.h"
+#include "memory/train_config_builder.h"
 
 namespace sparkops::memory {
 namespace {
 
-/// A flattened config: "a.b.c" -> scalar, or the scalars of a list.
-struct Flat {
-  std::map<std::string, std::string> scalars;
-  std::map<std::string, std::vector<std::string>> lists;
-  bool Has(const std::string& k) const { return scalars.count(k) || lists.count(k); }
-  std::optional<std::string> Get(const std::string& k) const {
-    auto it = scalars.find(k);
-    if (it == scalars.end()) return std::nullopt;
-    return it->second;
-  }
-};
+using detail::Bool;
+using detail::Builder;
+using detail::Flat;
 
 /// Bracket nesting and indentation, before yaml-cpp's recursive parser sees the text. Comments
 /// are skipped; a quote is closed at the end of its line (so a stray quote cannot hide brackets).
@@ -95,88 +88,6 @@ Result<void> Walk(const YAML::Node& n, const std::string& path, int depth, size_
   return {};
 }
 
-std::optional<bool> Bool(const std::string& v) {
-  const std::string l = ToLower(Trim(v));
-  if (l == "true" || l == "yes" || l == "on" || l == "1") return true;
-  if (l == "false" || l == "no" || l == "off" || l == "0") return false;
-  return std::nullopt;
-}
-
-/// Builds the TrainConfig, checking each value's kind and naming the key when it is wrong.
-class Builder {
- public:
-  Builder(const Flat& f, std::string file, TrainConfig& c) : f_(f), file_(std::move(file)), c_(c) {}
-
-  /// A positive whole number under `key` -> `flag`.
-  Result<bool> Count(const std::string& key, const char* flag) {
-    auto v = f_.Get(key);
-    if (!v || *v == "null") return false;
-    auto n = ParseInt(Trim(*v));
-    if (!n || *n < 1 || *n > (1 << 24))
-      return InputError(fmt::format("{}: field '{}': expected a whole number of at least 1, got '{}'", file_, key, *v));
-    Take(flag, std::to_string(*n), key);
-    return true;
-  }
-  Result<std::optional<bool>> Flag(const std::string& key) {
-    auto v = f_.Get(key);
-    if (!v || *v == "null") return std::optional<bool>();
-    auto b = Bool(*v);
-    if (!b) return InputError(fmt::format("{}: field '{}': expected true or false, got '{}'", file_, key, *v));
-    return b;
-  }
-  Result<bool> OnOff(const std::string& key, const char* flag) {
-    auto b = Flag(key);
-    if (!b) return std::unexpected(b.error());
-    if (!*b) return false;
-    Take(flag, **b ? "on" : "off", key);
-    return true;
-  }
-  Result<bool> Fraction(const std::string& key, const char* flag) {
-    auto v = f_.Get(key);
-    if (!v || *v == "null") return false;
-    auto d = ParseDouble(Trim(*v));
-    if (!d || !(*d >= 0 && *d < 1))
-      return InputError(fmt::format("{}: field '{}': expected a probability in [0, 1), got '{}'", file_, key, *v));
-    Take(flag, fmt::format("{:g}", *d), key);
-    return true;
-  }
-  /// A list (or one comma-separated scalar) of module names under `key`.
-  std::vector<std::string> Names(const std::string& key) const {
-    if (auto it = f_.lists.find(key); it != f_.lists.end()) return it->second;
-    if (auto v = f_.Get(key); v && *v != "null") {
-      std::vector<std::string> out;
-      for (auto p : Split(*v, ','))
-        if (!Trim(p).empty()) out.emplace_back(Trim(p));
-      return out;
-    }
-    return {};
-  }
-  void Take(const char* flag, const std::string& value, const std::string& key) {
-    c_.taken.push_back({flag, value, key});
-  }
-  void Assume(std::string what) { c_.assumed.push_back(std::move(what)); }
-  bool Took(std::string_view flag) const {
-    for (const auto& t : c_.taken)
-      if (t.flag == flag) return true;
-    return false;
-  }
-  /// The model named under `key`, if any (the first key found is the one reported).
-  void Model(const std::string& key) {
-    if (auto v = f_.Get(key); v && *v != "null" && !Trim(*v).empty()) AddModel(std::string(Trim(*v)), key);
-  }
-  void AddModel(const std::string& name, const std::string& key) {
-    if (c_.models.empty()) c_.model_key = key;
-    c_.models.push_back(name);
-  }
-  const Flat& flat() const { return f_; }
-  const std::string& file() const { return file_; }
-
- private:
-  const Flat& f_;
-  std::string file_;
-  TrainConfig& c_;
-};
-
 /// HF `optim` / axolotl `optimizer` names -> the plan's --optimizer.
 std::optional<std::string> HfOptimizer(const std::string& name) {
   static const std::map<std::string, std::string> k = {{"adamw_torch", "adamw"},
@@ -192,12 +103,6 @@ std::optional<std::string> HfOptimizer(const std::string& name) {
   if (it == k.end()) return std::nullopt;
   return it->second;
 }
-
-#define SPARKOPS_TRY(expr)                       \
-  do {                                           \
-    auto _r = (expr);                            \
-    if (!_r) return std::unexpected(_r.error()); \
-  } while (0)
 
 Result<void> Optimizer(Builder& b, const std::string& key) {
   auto v = b.flat().Get(key);
@@ -269,6 +174,7 @@ Result<void> FromHf(Builder& b) {
     b.Take("--attention", l == "eager" ? "eager" : l.starts_with("flash") ? "flash" : "sdpa", "attn_implementation");
   }
   SPARKOPS_TRY(b.OnOff("bnb_4bit_use_double_quant", "--double-quant"));
+  if (Bool(f.Get("use_dora").value_or("")).value_or(false)) b.Take("--dora", "on", "use_dora");
   return {};
 }
 
@@ -303,6 +209,11 @@ Result<void> FromAxolotl(Builder& b) {
   if (Bool(f.Get("flash_attention").value_or("")).value_or(false)) b.Take("--attention", "flash", "flash_attention");
   else if (Bool(f.Get("sdp_attention").value_or("")).value_or(false)) b.Take("--attention", "sdpa", "sdp_attention");
   SPARKOPS_TRY(b.OnOff("bnb_4bit_use_double_quant", "--double-quant"));
+  if (Bool(f.Get("peft_use_dora").value_or("")).value_or(false)) b.Take("--dora", "on", "peft_use_dora");
+  if (Bool(f.Get("gptq").value_or("")).value_or(false)) {
+    b.Take("--quant", "gptq4", "gptq");
+    b.Assume("gptq: true names no bit width or group size: planned as 4-bit, group size 128");
+  }
   return {};
 }
 
@@ -320,6 +231,7 @@ Result<void> FromTorchtune(Builder& b) {
       break;
     }
   b.Take("--method", method, "model._component_");
+  b.Take("--framework", "torchtune", "model._component_");
   b.Model("checkpointer.checkpoint_dir");
   std::string name;
   for (auto part : Split(builder, '_')) {
@@ -340,6 +252,7 @@ Result<void> FromTorchtune(Builder& b) {
     if (Bool(f.Get("model.apply_lora_to_output").value_or("")).value_or(false)) t.push_back("head");
     if (!t.empty()) b.Take("--lora-targets", fmt::format("{}", fmt::join(t, ",")), "model.lora_attn_modules");
     b.Take("--adapter-dtype", "bf16", "torchtune (LoRA parameters in the model dtype)");
+    if (Bool(f.Get("model.use_dora").value_or("")).value_or(false)) b.Take("--dora", "on", "model.use_dora");
   }
   auto seq = b.Count("tokenizer.max_seq_len", "--seq");
   if (!seq) return std::unexpected(seq.error());
@@ -447,10 +360,13 @@ Result<TrainConfig> ParseTrainConfig(std::string_view text, const std::string& f
              f.Has("max_seq_length") || f.Has("max_length")) {
     c.format = "HF TrainingArguments/TRL";
     r = FromHf(b);
+  } else if (f.Has("compute_environment") && f.Has("distributed_type")) {
+    c.format = "accelerate config";
+    r = detail::FromAccelerate(b);
   } else {
     return InputError(fmt::format(
         "{}: not a training config sparkops reads (expected HF TrainingArguments/TRL SFTConfig, axolotl, torchtune "
-        "recipe or LitGPT finetune keys)",
+        "recipe, LitGPT finetune or accelerate config keys)",
         file));
   }
   if (!r) return std::unexpected(r.error());

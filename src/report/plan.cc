@@ -29,8 +29,9 @@ std::string OptionsLine(const PlanOptions& o) {
     s += fmt::format(", LoRA r{} on {}{}", o.rank, fmt::join(t, ","),
                      o.lora_dropout > 0 ? fmt::format(" (dropout {})", o.lora_dropout) : "");
   }
-  if (o.method != Method::kFull) s += fmt::format(", adapters {}", ToString(o.adapter_dtype));
-  if (o.method == Method::kQlora)
+  if (o.method != Method::kFull) s += fmt::format(", adapters {}{}", ToString(o.adapter_dtype), o.dora ? ", DoRA" : "");
+  if (o.quant != BaseQuant::kNone) s += fmt::format(", base {}", ToString(o.quant));
+  if (o.method == Method::kQlora && o.framework != Framework::kTorchtune)
     s += o.bnb_version.empty() ? ", bitsandbytes version unknown"
                                : fmt::format(", bitsandbytes {} ({})", o.bnb_version, o.bnb_version_source);
   if (o.method == Method::kQlora && !o.double_quant) s += ", no double quantisation";
@@ -45,6 +46,12 @@ std::string OptionsLine(const PlanOptions& o) {
 }
 
 std::string LossNote(const PlanOptions& o, const Breakdown& b) {
+  if (o.framework == Framework::kTorchtune)
+    return fmt::format("{:g} B/logit, torchtune {}", b.loss_bytes_per_logit,
+                       o.framework_version.empty() ? "version unknown: the current release"
+                       : b.loss_bytes_per_logit > kStandardLossBytesPerLogit
+                           ? "< 0.3 (the recipe holds its shifted fp32 logits)"
+                           : ">= 0.3 (labels shifted, logits deleted before backward)");
   const auto era = TransformersLossEra(o.framework_version);
   return fmt::format("{:g} B/logit, transformers {}", b.loss_bytes_per_logit,
                      era ? ToString(*era) : "version unknown: the current release");
@@ -92,7 +99,9 @@ nlohmann::json PlanJson(const Plan& p) {
                                        : nlohmann::json(p.options.framework_version_source)},
       {"kbit_prep", p.options.kbit_prep},
       {"double_quant", p.options.double_quant},
-      {"modules_to_save", p.options.modules_to_save}};
+      {"modules_to_save", p.options.modules_to_save},
+      {"dora", p.options.dora},
+      {"quant", ToString(p.options.quant)}};
   j["components"] = {{"weights_gib", Round3(G(b.weights))},
                      {"adapter_gib", Round3(G(b.adapter))},
                      {"gradients_gib", Round3(G(b.gradients))},
@@ -108,7 +117,10 @@ nlohmann::json PlanJson(const Plan& p) {
                      {"optimizer_step_gib", Round3(G(b.optimizer_step))},
                      {"slack_gib", Round3(G(b.slack))},
                      {"load_cache_gib", Round3(G(b.load_cache))},
-                     {"cast_copies_gib", Round3(G(b.cast_copies))}};
+                     {"cast_copies_gib", Round3(G(b.cast_copies))},
+                     {"dora_transient_gib", Round3(G(b.dora))},
+                     {"saved_weights_gib", Round3(G(b.saved_weights))},
+                     {"host_state_dict_gib", Round3(G(b.host_state_dict))}};
   j["loss_bytes_per_logit"] = b.loss_bytes_per_logit > 0 ? nlohmann::json(b.loss_bytes_per_logit) : nlohmann::json();
   j["optimizer_paged"] = b.optimizer_paged;
   j["backward_phase_gib"] = Round3(G(b.backward_peak()));
@@ -181,9 +193,15 @@ void PrintPlan(std::ostream& out, const Plan& p) {
     out << fmt::format("  {:<24}{:>9.2f} GiB{}{}\n", name, G(bytes), note.empty() ? "" : "  ", note);
   };
   const bool litgpt = o.framework == Framework::kLitgpt;
+  const bool torchtune = o.framework == Framework::kTorchtune;
   const std::string head_note = litgpt && p.model.spec.tied ? "; LitGPT keeps a separate lm_head copy" : "";
   row("weights", b.weights,
-      (o.method == Method::kQlora
+      (o.quant != BaseQuant::kNone
+           ? fmt::format("{} block linears: 4-bit packed + fp16 scales and zeros per 128; the rest 16-bit",
+                         o.quant == BaseQuant::kGptq4 ? "GPTQ" : "AWQ")
+       : o.method == Method::kQlora && torchtune
+           ? std::string("torchao NF4 (4.126 bits/param) for the adapted linears only; the rest 16-bit")
+       : o.method == Method::kQlora
            ? (litgpt ? "NF4 block linears and lm_head at 4.127 bits/param; embeddings, norms 16-bit"
                      : fmt::format("NF4 block linears at {} bits/param; embeddings, head, norms {}",
                                    o.double_quant ? "4.127" : "4.5",
@@ -202,9 +220,16 @@ void PrintPlan(std::ostream& out, const Plan& p) {
                                          : "LitGPT: 128-token head chunks cast to fp32 by Fabric + chunked CE, largest moment")
       : o.loss == Loss::kStandard ? LossNote(o, b)
                                   : "chunked CE");
-  row("QLoRA dequant transient", b.dequant,
-      b.fp16_quant_state ? "largest linear dequantised to fp16 + its bf16 copy, one at a time"
-                         : "largest linear in bf16, one at a time");
+  row(o.quant != BaseQuant::kNone ? "4-bit dequant transient" : "QLoRA dequant transient", b.dequant,
+      o.quant == BaseQuant::kGptq4  ? "auto-gptq: int32 shifted codes + int8, largest linear, one at a time"
+      : o.quant == BaseQuant::kAwq4 ? "autoawq: largest linear in fp16, one at a time"
+      : torchtune                   ? "torchao get_original_weight: 14 B per element of the largest adapted linear"
+      : b.fp16_quant_state          ? "largest linear dequantised to fp16 + its bf16 copy, one at a time"
+                                    : "largest linear in bf16, one at a time");
+  row("GPTQ saved fp16 weights", b.saved_weights,
+      o.grad_ckpt ? "matmul keeps the dequantised weight for backward: one layer's linears"
+                  : "matmul keeps the dequantised weight for backward: every layer's linears");
+  row("DoRA weight norm", b.dora, "x_eye + lora_weight + the norm's two full-size terms, one linear at a time");
   row("  of which bnb-kept inputs", b.bnb_inputs,
       "bitsandbytes < 0.43.2: every 4-bit matmul keeps its input (PR #1270)");
   row("previous step's tensors", b.retained, "bnb ctx inputs live with the graph a loop keeps into the next step");
@@ -213,7 +238,9 @@ void PrintPlan(std::ostream& out, const Plan& p) {
       o.grad_ckpt ? "autocast's copy of one layer's fp32 frozen linears, saved for backward"
                   : "autocast's copies of every layer's fp32 frozen linears, saved for backward");
   row("allocator slack", b.slack, "caching allocator, 8% of per-step allocations (reserved counter)");
-  row("4-bit load cache", b.load_cache, "16-bit blocks left reserved by 4-bit loading (reserved counter)");
+  row("4-bit load cache", b.load_cache,
+      torchtune ? "torchao quantising the largest adapted linear at load, left reserved (reserved counter)"
+                : "16-bit blocks left reserved by 4-bit loading (reserved counter)");
   row("CUDA context", b.overhead, "gpu_poor's 650 MB figure (process counter only)");
   out << fmt::format(
       "phases          backward start {:.2f} GiB (states + activations + logits{}), optimizer step {:.2f} GiB "
@@ -231,10 +258,16 @@ void PrintPlan(std::ostream& out, const Plan& p) {
   counter("process peak", b.process_peak(), p.low.process_peak(), p.high.process_peak(),
           "what the process takes from the pool: reserved + paged state + CUDA context");
   for (const auto& w : p.widened) out << "  widened: " << w << "\n";
-  out << fmt::format(
-      "load-time peak  {:>9.2f} GiB  rule of thumb: mmap'd checkpoint pages and the device copy count at once "
-      "(one {:.1f} GiB shard mapped at a time; no source measures this)\n",
-      G(b.load_peak()), G(b.mmap_window));
+  if (b.host_state_dict > 0)
+    out << fmt::format(
+        "load-time peak  {:>9.2f} GiB  torchtune: the whole {:.1f} GiB state dict in host memory (the same pool on "
+        "a GB10) beside the model and the quantiser's working set\n",
+        G(b.load_peak()), G(b.host_state_dict));
+  else
+    out << fmt::format(
+        "load-time peak  {:>9.2f} GiB  rule of thumb: mmap'd checkpoint pages and the device copy count at once "
+        "(one {:.1f} GiB shard mapped at a time; no source measures this)\n",
+        G(b.load_peak()), G(b.mmap_window));
   if (p.budget.source == "--budget-gib") {
     out << fmt::format("budget          {:>9.2f} GiB  from --budget-gib\n", G(p.budget.bytes));
   } else {

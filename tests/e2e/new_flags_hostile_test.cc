@@ -46,6 +46,12 @@ TEST(NewFlagsHostile, ChoicesAndVersions) {
       // A version past any release is judged as the current one (no overflow, no refusal).
       {{"plan", "llama-3.2-1b", "--framework-version", "99999999999999999999.1"}, 0, ""},
       {{"plan", "llama-3.2-1b", "--modules-to-save", ""}, 0, ""},
+      {{"plan", "llama-3.2-1b", "--quant", ""}, 2, "--quant"},
+      {{"plan", "llama-3.2-1b", "--quant", "GPTQ4"}, 2, "--quant"},
+      {{"plan", "llama-3.2-1b", "--quant", "awq4", "--method", "full"}, 2, "--quant"},
+      {{"plan", "llama-3.2-1b", "--dora", "--method", "full"}, 2, "--dora"},
+      {{"plan", "llama-3.2-1b", "--framework", "torchtune", "--framework-version", "0..1"}, 2, "--framework-version"},
+      {{"plan", "llama-3.2-1b", "--framework", "torchtune", "--framework-version", "99999999999999999999.1"}, 0, ""},
       {{"guard", "--dry-run", "--avoid-user", ""}, 2, "--avoid-user"},
       {{"guard", "--dry-run", "--avoid-user", "no_such_user_sparkops"}, 2, "no such user"},
       {{"guard", "--dry-run", "--avoid-unit", "../../etc"}, 2, "--avoid-unit"},

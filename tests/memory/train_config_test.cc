@@ -87,6 +87,62 @@ TEST(PlanFrom, TorchtuneRecipe) {
   EXPECT_EQ(o["batch"], 2);
 }
 
+TEST(PlanFrom, TorchtuneQloraRecipePlansTorchtuneItself) {
+  // torchtune 0.1.0's llama2/7B_qlora_single_device.yaml; alpaca's max_seq_len 512 given as a flag.
+  auto j = PlanFrom(
+      {"llama-2-7b", "--from", Cfg("torchtune_qlora_llama2.yaml"), "--seq", "512", "--framework-version", "0.1.0"});
+  EXPECT_EQ(j["from"]["format"], "torchtune recipe");
+  const auto o = j["options"];
+  EXPECT_EQ(o["framework"], "torchtune");
+  EXPECT_EQ(o["method"], "qlora");
+  EXPECT_EQ(o["lora_targets"], json({"down", "gate", "k", "o", "q", "up", "v"}));
+  EXPECT_EQ(o["batch"], 2);
+  EXPECT_EQ(o["optimizer"], "adamw");
+  EXPECT_EQ(Took(j).at("--framework"), "torchtune");
+  EXPECT_GT(j["components"]["host_state_dict_gib"].get<double>(), 12);
+}
+
+TEST(PlanFrom, AxolotlDoraOnAGptqBase) {
+  // axolotl's schema: `gptq: true` (a GPTQ checkpoint as the base) and `peft_use_dora`.
+  auto j = PlanFrom({"llama-2-7b", "--from", Cfg("axolotl_dora_gptq.yml")});
+  EXPECT_EQ(j["from"]["format"], "axolotl");
+  auto t = Took(j);
+  EXPECT_EQ(t.at("--dora"), "on");
+  EXPECT_EQ(t.at("--quant"), "gptq4");
+  EXPECT_EQ(j["options"]["dora"], true);
+  EXPECT_EQ(j["options"]["quant"], "gptq4");
+  EXPECT_EQ(j["options"]["method"], "lora");
+  EXPECT_GT(j["components"]["saved_weights_gib"].get<double>(), 0);
+  // Flags still win: --quant none plans the same run on a bf16 base.
+  auto plain = PlanFrom({"llama-2-7b", "--from", Cfg("axolotl_dora_gptq.yml"), "--quant", "none"});
+  EXPECT_EQ(plain["options"]["quant"], "none");
+}
+
+TEST(PlanFrom, AccelerateConfigTakesPrecisionAndCompileAndSaysWhatItCannotModel) {
+  // Written from accelerate 1.16.0's ClusterConfig (commands/config/config_args.py): the keys
+  // `accelerate config` saves with yaml.safe_dump.
+  auto j = PlanFrom({"llama-3.2-1b", "--from", Cfg("accelerate_bf16.yaml")});
+  EXPECT_EQ(j["from"]["format"], "accelerate config");
+  auto t = Took(j);
+  EXPECT_EQ(t.at("--precision"), "mixed");
+  EXPECT_TRUE(t.count("--compile"));
+  EXPECT_EQ(j["options"]["precision"], "mixed");
+  EXPECT_EQ(j["options"]["compile"], true);
+  // Two Sparks under ZeRO-3 with CPU offload: planned unsharded, each limit said.
+  auto z = PlanFrom({"llama-3.2-1b", "--from", Cfg("accelerate_zero3_two_sparks.yaml")});
+  std::string assumed;
+  for (const auto& a : z["from"]["assumed"]) assumed += a.get<std::string>() + "\n";
+  EXPECT_NE(assumed.find("DEEPSPEED ZeRO-3 across 2 machines"), std::string::npos) << assumed;
+  EXPECT_NE(assumed.find("offload_optimizer_device cpu"), std::string::npos) << assumed;
+  EXPECT_FALSE(Took(z).count("--precision"));  // mixed_precision 'no': the model's own dtype
+  // Four processes on one machine: a Spark has one GPU. Refused, naming the file and the field.
+  auto r = RunInProcess({"plan", "llama-3.2-1b", "--from", Cfg("accelerate_multi_gpu.yaml")});
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_NE(r.err.find("accelerate_multi_gpu.yaml: field 'num_processes'"), std::string::npos) << r.err;
+  // Without MODEL: the launch config names none.
+  EXPECT_EQ(RunInProcess({"plan", "--from", Cfg("accelerate_bf16.yaml")}).rc, 2);
+}
+
 TEST(PlanFrom, LitgptFinetuneYaml) {
   auto j = PlanFrom({"--from", Cfg("litgpt_qlora.yaml")});
   EXPECT_EQ(j["from"]["format"], "LitGPT finetune");
