@@ -63,7 +63,38 @@ std::optional<double> CounterJ(const std::vector<ThermalRow>& rows, int64_t t0, 
   return bad ? std::nullopt : j;
 }
 
+/// Wh over [t0, t1] in the scope EnergyOfRun uses: sys_power_w, else the GPU counter, else power_w.
+std::optional<double> ScopeWh(const ThermalSeries& th, int64_t t0, int64_t t1, bool system, int64_t max_gap_ms) {
+  if (th.rows.empty() || t0 < th.rows.front().t_ms || t1 > th.rows.back().t_ms || t1 <= t0) return std::nullopt;
+  std::optional<double> j;
+  if (system) j = IntegralJ(th.rows, t0, t1, max_gap_ms, [](const ThermalRow& r) { return r.power.sys_power_w; });
+  else if (!(j = CounterJ(th.rows, t0, t1, max_gap_ms)))
+    j = IntegralJ(th.rows, t0, t1, max_gap_ms, [](const ThermalRow& r) { return r.power_w; });
+  if (!j) return std::nullopt;
+  return *j / 3600.0;
+}
+
 }  // namespace
+
+std::optional<SlowdownEnergy> EnergyOfSlowdown(const ThermalSeries& thermal, const StepSeries& steps,
+                                               const Detection& d, const Slowdown& s, bool system, int64_t max_gap_ms) {
+  const auto& p = steps.points;
+  if (!d.ran || s.first == 0 || s.last >= p.size() || d.base_last >= p.size() || d.base_last <= d.base_first)
+    return std::nullopt;
+  const StepPoint &a = p[s.first - 1], &b = p[s.last], &ba = p[d.base_first], &bb = p[d.base_last];
+  for (const StepPoint* q : {&a, &b, &ba, &bb})
+    if (q->t_ms == kNoTime) return std::nullopt;
+  if (b.step <= a.step || bb.step <= ba.step) return std::nullopt;
+  auto span = ScopeWh(thermal, a.t_ms, b.t_ms, system, max_gap_ms);
+  auto base = ScopeWh(thermal, ba.t_ms, bb.t_ms, system, max_gap_ms);
+  if (!span || !base) return std::nullopt;
+  SlowdownEnergy e;
+  e.wh = *span;
+  e.steps = b.step - a.step;
+  e.baseline_wh_per_step = *base / static_cast<double>(bb.step - ba.step);
+  e.baseline_wh = e.baseline_wh_per_step * static_cast<double>(e.steps);
+  return e;
+}
 
 std::optional<double> RunEnergy::WhPerStep() const {
   const EnergyFigure* t = Total();

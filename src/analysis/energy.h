@@ -10,6 +10,7 @@
 #include <optional>
 #include <string>
 
+#include "analysis/slowdown.h"
 #include "analysis/step_series.h"
 #include "analysis/thermal.h"
 
@@ -34,5 +35,22 @@ struct RunEnergy {
 /// samples longer than `max_gap_ms` is not bridged (the integral leaves it out).
 std::optional<RunEnergy> EnergyOfRun(const ThermalSeries& thermal, const StepSeries& steps,
                                      int64_t max_gap_ms = 60'000);
+
+/// The energy one slowdown cost (issue 37), in the scope of the run's Total() (the system where
+/// spbm is there, else the GPU).
+struct SlowdownEnergy {
+  double wh = 0;           ///< spent over the slowdown's span (the step before its first to its last)
+  double baseline_wh = 0;  ///< what its steps would have needed at the baseline: steps × baseline Wh/step
+  double baseline_wh_per_step = 0;  ///< the baseline window's own: its energy / the steps in it
+  int64_t steps = 0;       ///< steps in the span
+  double ExtraWh() const { return wh - baseline_wh; }
+};
+
+/// Pure. Absent when the steps have no times, the samples do not cover the span or the baseline
+/// window, or either holds no readings of the scope (`system`: sys_power_w; else the GPU's counter,
+/// else power_w, as EnergyOfRun picks).
+std::optional<SlowdownEnergy> EnergyOfSlowdown(const ThermalSeries& thermal, const StepSeries& steps,
+                                               const Detection& d, const Slowdown& s, bool system,
+                                               int64_t max_gap_ms = 60'000);
 
 }  // namespace sparkops
