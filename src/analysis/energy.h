@@ -29,6 +29,12 @@ struct RunEnergy {
   const EnergyFigure* Total() const { return system ? &*system : gpu ? &*gpu : nullptr; }
   /// Total Wh / steps; absent without steps or a total.
   std::optional<double> WhPerStep() const;
+  /// Tokens processed in the span, where the log prints tokens/s and no step time
+  /// (StepSeries::direct_is_s_per_token): the sum over consecutive steps of the time between them ×
+  /// the later one's tokens/s. Absent otherwise.
+  std::optional<double> tokens;
+  /// Total Wh / (tokens / 1000); absent without tokens or a total.
+  std::optional<double> WhPer1kTokens() const;
 };
 
 /// Pure. Absent when the series holds no power or energy readings in the span. A gap between two
