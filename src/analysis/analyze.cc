@@ -170,6 +170,9 @@ Result<AnalysisResult> Analyze(const AnalyzeInputs& in, const LocalZone& zone, c
                       FormatUtcMillis(FromUnixMillis(a)), FormatUtcMillis(FromUnixMillis(b))));
   }
   if (r.thermal) r.energy = EnergyOfRun(*r.thermal, r.series);
+  if (r.energy)  // issue 37: each slowdown's energy, in the run's scope
+    for (SlowdownEvent& e : r.slowdowns)
+      e.energy = EnergyOfSlowdown(*r.thermal, r.series, r.detection, e.s, r.energy->system.has_value());
   r.attempts = ReadAttempts(r.events, r.series);
   CheckEnd(r, fs);
   return r;

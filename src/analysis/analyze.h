@@ -34,6 +34,7 @@ struct SlowdownEvent {
   int64_t start_step = 0, end_step = 0;
   int64_t t0 = kNoTime, t1 = kNoTime;  ///< UTC ms, kNoTime without timestamps
   Classification cls;
+  std::optional<SlowdownEnergy> energy;  ///< issue 37: what it cost in energy (analysis/energy.h)
 };
 
 struct RunEnd {

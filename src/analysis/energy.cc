@@ -63,7 +63,47 @@ std::optional<double> CounterJ(const std::vector<ThermalRow>& rows, int64_t t0, 
   return bad ? std::nullopt : j;
 }
 
+/// Wh over [t0, t1] in the scope EnergyOfRun uses: sys_power_w, else the GPU counter, else power_w.
+std::optional<double> ScopeWh(const ThermalSeries& th, int64_t t0, int64_t t1, bool system, int64_t max_gap_ms) {
+  if (th.rows.empty() || t0 < th.rows.front().t_ms || t1 > th.rows.back().t_ms || t1 <= t0) return std::nullopt;
+  std::optional<double> j;
+  if (system) {
+    j = IntegralJ(th.rows, t0, t1, max_gap_ms, [](const ThermalRow& r) { return r.power.sys_power_w; });
+  } else {
+    j = CounterJ(th.rows, t0, t1, max_gap_ms);
+    if (!j) j = IntegralJ(th.rows, t0, t1, max_gap_ms, [](const ThermalRow& r) { return r.power_w; });
+  }
+  if (!j) return std::nullopt;
+  return *j / 3600.0;
+}
+
 }  // namespace
+
+std::optional<SlowdownEnergy> EnergyOfSlowdown(const ThermalSeries& thermal, const StepSeries& steps,
+                                               const Detection& d, const Slowdown& s, bool system, int64_t max_gap_ms) {
+  const auto& p = steps.points;
+  if (!d.ran || s.first == 0 || s.last >= p.size() || d.base_last >= p.size() || d.base_last <= d.base_first)
+    return std::nullopt;
+  const StepPoint &a = p[s.first - 1], &b = p[s.last], &ba = p[d.base_first], &bb = p[d.base_last];
+  for (const StepPoint* q : {&a, &b, &ba, &bb})
+    if (q->t_ms == kNoTime) return std::nullopt;
+  if (b.step <= a.step || bb.step <= ba.step) return std::nullopt;
+  auto span = ScopeWh(thermal, a.t_ms, b.t_ms, system, max_gap_ms);
+  auto base = ScopeWh(thermal, ba.t_ms, bb.t_ms, system, max_gap_ms);
+  if (!span || !base) return std::nullopt;
+  SlowdownEnergy e;
+  e.wh = *span;
+  e.steps = b.step - a.step;
+  e.baseline_wh_per_step = *base / static_cast<double>(bb.step - ba.step);
+  e.baseline_wh = e.baseline_wh_per_step * static_cast<double>(e.steps);
+  return e;
+}
+
+std::optional<double> RunEnergy::WhPer1kTokens() const {
+  const EnergyFigure* t = Total();
+  if (!t || !tokens || *tokens <= 0) return std::nullopt;
+  return t->wh / (*tokens / 1000.0);
+}
 
 std::optional<double> RunEnergy::WhPerStep() const {
   const EnergyFigure* t = Total();
@@ -87,6 +127,14 @@ std::optional<RunEnergy> EnergyOfRun(const ThermalSeries& thermal, const StepSer
     t0 = a->t_ms;
     t1 = b->t_ms;
     e.steps = b->step - a->step;
+    if (steps.direct_is_s_per_token) {  // tokens between consecutive steps: the time × the later's tokens/s
+      double tokens = 0;
+      for (const StepPoint* p = a + 1; p <= b; ++p)
+        if (p->t_ms != kNoTime && (p - 1)->t_ms != kNoTime && p->t_ms > (p - 1)->t_ms && std::isfinite(p->direct) &&
+            p->direct > 0)
+          tokens += static_cast<double>(p->t_ms - (p - 1)->t_ms) / 1000.0 / static_cast<double>(p->direct);
+      if (tokens > 0) e.tokens = tokens;
+    }
   } else if (!steps.has_times() && !steps.points.empty()) {
     e.steps = steps.points.back().step;  // no times in the log: the whole run over every step seen
   }

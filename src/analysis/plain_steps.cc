@@ -117,6 +117,7 @@ bool StartsNumber(std::string_view t) {
 
 struct Fields {
   std::optional<double> loss, step_time_s, throughput;
+  bool tokens = false;  ///< `throughput` is tokens per second
   bool lr = false, other = false;
 };
 
@@ -153,7 +154,11 @@ void Apply(std::string_view key, double v, std::string_view unit, Fields& f) {
   } else if (IsRateKey(key) || unit_rate) {
     if (v > 0) set_time(1.0 / v);
   } else if (IsThroughputKey(key) || unit_thr) {
-    if (!f.throughput && std::isfinite(v) && v > 0) f.throughput = v;
+    if (!f.throughput && std::isfinite(v) && v > 0) {
+      f.throughput = v;
+      f.tokens = IStarts(unit, "tok") || IEq(key, "tok/s") || IEq(key, "tokens/s") || IEq(key, "tokens_per_sec") ||
+                 IEq(key, "tokens_per_second") || IEq(key, "tps");
+    }
   } else if (IsMsKey(key) || (unit_ms && (key.empty() || IsTimeKey(key)))) {
     set_time(v / 1000.0);
   } else if (IsTimeKey(key) || (key.empty() && unit_s)) {
@@ -238,6 +243,7 @@ bool ParsePlainStep(std::string_view s, StepLine& r) {
   r.loss = f.loss;
   r.step_time_s = f.step_time_s;
   r.throughput = f.throughput;
+  r.throughput_is_tokens = f.tokens;
   r.kind = StepLine::Kind::kStep;
   return true;
 }

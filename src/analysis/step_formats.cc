@@ -80,7 +80,12 @@ void ParseJsonMetrics(std::string_view s, StepLine& r) {
   if (auto t = AsCount(num({"total_steps", "max_steps"}))) r.total = t;
   r.loss = num({"loss", "train/loss", "train_loss"});
   r.step_time_s = num({"step_time", "train_speed(s/it)"});
-  r.throughput = num({"tokens_per_second", "tps", "samples_per_second", "tokens_per_second_per_gpu"});
+  for (const char* k : {"tokens_per_second", "tps", "samples_per_second", "tokens_per_second_per_gpu"})
+    if (auto v = num({k})) {
+      r.throughput = v;
+      r.throughput_is_tokens = std::string_view(k) != "samples_per_second";
+      break;
+    }
   r.unix_time_s = num({"_timestamp", "timestamp", "time"});
   if (!r.unix_time_s) {
     for (const char* k : {"timestamp", "time"}) {
@@ -124,6 +129,7 @@ void ParseTorchtuneStep(std::string_view s, StepLine& r) {
   r.step = *n;
   r.loss = NumberAfter(s, "loss:");
   r.throughput = NumberAfter(s, "tokens_per_second_per_gpu:");
+  r.throughput_is_tokens = r.throughput.has_value();
   r.kind = StepLine::Kind::kStep;
   return;
 }
@@ -200,6 +206,7 @@ void ParseTorchtitan(std::string_view s, StepLine& r) {
   r.step = *n;
   r.loss = NumberAfter(s, "loss:");
   r.throughput = GroupedNumberAfter(s, "tps:");
+  r.throughput_is_tokens = r.throughput.has_value();
   r.kind = StepLine::Kind::kStep;
   return;
 }

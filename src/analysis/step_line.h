@@ -27,6 +27,7 @@ struct StepLine {
   bool step_time_smoothed = false;     ///< true for tqdm rates (an exponential moving average)
   bool other_loop = false;             ///< a tqdm bar with its own description ("Loading checkpoint shards:")
   std::optional<double> throughput;    ///< items per second (samples or tokens), when that is all
+  bool throughput_is_tokens = false;   ///< `throughput` is tokens per second (per GPU where the log says so)
   std::optional<double> loss;          ///< training loss
   std::string_view timestamp;          ///< the line's own timestamp text ("" when none)
   std::optional<double> unix_time_s;   ///< a numeric Unix timestamp (JSON `_timestamp`), seconds

@@ -51,11 +51,13 @@ void StepEvent::Set(const StepLine& l) {
   put(loss_, l.loss, kHasLoss);
   direct_ = NAN;
   inverse = false;
+  tokens = false;
   if (l.step_time_s && *l.step_time_s > 0) {
     direct_ = static_cast<float>(*l.step_time_s);
   } else if (l.throughput && *l.throughput > 0) {
     direct_ = static_cast<float>(1.0 / *l.throughput);
     inverse = true;
+    tokens = l.throughput_is_tokens;
   }
 }
 
@@ -164,7 +166,7 @@ void StepSeriesBuilder::AddPoint(const StepEvent& l, int64_t t) {
       if (std::isnan(p.loss) && l.loss()) p.loss = *l.loss();
       if (std::isnan(p.direct) && !std::isnan(direct)) {
         p.direct = direct;
-        if (inverse) ++n_throughput_;
+        if (inverse) ++n_throughput_, n_tokens_ += l.tokens;
         else if (l.smoothed) ++n_smoothed_;
         else ++n_exact_;
       }
@@ -176,7 +178,7 @@ void StepSeriesBuilder::AddPoint(const StepEvent& l, int64_t t) {
   p.t_ms = t;
   p.direct = direct;
   if (!std::isnan(direct)) {
-    if (inverse) ++n_throughput_;
+    if (inverse) ++n_throughput_, n_tokens_ += l.tokens;
     else if (l.smoothed) ++n_smoothed_;
     else ++n_exact_;
   }
@@ -223,6 +225,7 @@ StepSeries StepSeriesBuilder::Finish() {
   }
   if (!use_delta)
     for (StepPoint& p : s_.points) p.cost = p.direct;
+  s_.direct_is_s_per_token = n_tokens_ > 0 && n_tokens_ == n_throughput_ && n_exact_ == 0 && n_smoothed_ == 0;
   s_.time_source = n_own_time_ * 2 >= n && n_own_time_ > 0 ? "log timestamps"
                    : n_arrival_ > 0                        ? "arrival times (train.log)"
                                                            : "none";

@@ -46,6 +46,9 @@ struct StepSeries {
   std::string formats;       ///< "+"-joined formats seen, e.g. "tqdm+hf_dict"
   std::string cost_unit;     ///< what `cost` is: "s/step (printed)", "s/step (from timestamps)", ...
   bool cost_is_inverse_throughput = false;
+  /// Every printed cost (`direct`) is 1/(tokens per second): the log gave tokens/s and no step
+  /// time, so the tokens of a span are its seconds / direct, step by step (analysis/energy.h).
+  bool direct_is_s_per_token = false;
   std::string time_source;   ///< "log timestamps", "arrival times (train.log)", "none"
   std::optional<int64_t> total_steps;
   uint64_t lines = 0, bytes = 0, ignored_rank_lines = 0;
@@ -72,6 +75,7 @@ struct StepEvent {
   bool smoothed = false;    ///< StepLine::step_time_smoothed
   bool other_loop = false;  ///< StepLine::other_loop
   bool inverse = false;     ///< direct() is 1/throughput (the line printed no step time)
+  bool tokens = false;      ///< ... and that throughput is tokens per second
   /// Copies what the builder uses from a parsed line.
   void Set(const StepLine& l);
   std::optional<int64_t> step() const { return Get(kHasStep, step_); }
@@ -126,7 +130,8 @@ class StepSeriesBuilder {
   std::optional<int64_t> bar_total_;
   uint8_t pending_flags_ = 0;
   bool new_attempt_ = false;  ///< an attempt marker came since the last point
-  uint64_t n_exact_ = 0, n_smoothed_ = 0, n_throughput_ = 0, n_delta_ = 0, n_own_time_ = 0, n_arrival_ = 0;
+  uint64_t n_exact_ = 0, n_smoothed_ = 0, n_throughput_ = 0, n_tokens_ = 0, n_delta_ = 0, n_own_time_ = 0,
+           n_arrival_ = 0;
   std::vector<const char*> formats_;  ///< format names seen (static strings; a handful)
 };
 

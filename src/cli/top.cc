@@ -14,7 +14,9 @@
 #include "cli/flags.h"
 #include "cli/top_screen.h"
 #include "guard/ledger.h"
+#include "host/kmsg_reader.h"
 #include "report/top.h"
+#include "run/live_runs.h"
 #include "telemetry/job_tree.h"
 #include "telemetry/sampler.h"
 
@@ -27,7 +29,9 @@ constexpr size_t kHistory = 240;
 /// Reads one frame after another; keeps what spans frames (the sparkline, CPU tick counters).
 class TopCollector {
  public:
-  TopCollector(const HostView& ctx, double interval_s) : ctx_(ctx), sampler_(ctx), interval_s_(interval_s) {}
+  TopCollector(const HostView& ctx, double interval_s) : ctx_(ctx), sampler_(ctx), interval_s_(interval_s) {
+    if (auto z = LocalZone::Make("UTC", ctx.fs)) utc_ = std::move(*z);  // run's own times are UTC
+  }
 
   TopFrame Collect() {
     TopFrame f;
@@ -39,7 +43,8 @@ class TopCollector {
       if (history_.size() > kHistory) history_.erase(history_.begin());
     }
     f.available_history = history_;
-    for (const guard::Ledger& l : guard::ReadLedgers(ctx_.fs)) {
+    const std::vector<guard::Ledger> ledgers = guard::ReadLedgers(ctx_.fs);
+    for (const guard::Ledger& l : ledgers) {
       if (!guard::LedgerLive(ctx_.fs, l)) continue;
       if (!f.guard || l.min_available_bytes > f.guard->min_available_bytes)
         f.guard = TopGuardFloor{l.min_available_bytes, l.pid, l.mode};
@@ -49,6 +54,8 @@ class TopCollector {
     if (f.sample.gpu && f.sample.gpu->error.empty()) snap.gpus.push_back(*f.sample.gpu);
     f.scan = Workloads(snap, &f.scan_error);
     if (f.scan) f.cores = Cores(*f.scan);
+    if (utc_) f.runs = ReadLiveRuns(ctx_.fs, ledgers, *utc_, &f.runs_ignored);
+    f.kernel = Kernel();
     return f;
   }
 
@@ -78,6 +85,29 @@ class TopCollector {
     ticks_ = std::move(seen);
     last_ = now;
     return cores;
+  }
+
+  /// The kernel signs: the whole ring on the first frame, then what was logged since (never blocks).
+  /// Absent when there is no kernel log; a log that cannot be read says why once per frame.
+  std::optional<TopKernel> Kernel() {
+    if (!kmsg_ && kmsg_note_.empty()) {
+      auto r = KmsgReader::Open(ctx_.fs);
+      if (!r && r.error().kind == Error::Kind::kNotFound) return std::nullopt;
+      if (r) kmsg_.emplace(std::move(*r));
+      else kmsg_note_ = r.error().message;
+    }
+    TopKernel k;
+    k.note = kmsg_note_;
+    if (kmsg_) {
+      if (auto p = kmsg_->Poll(&signals_); !p) {
+        kmsg_note_ = k.note = p.error().message;
+        kmsg_.reset();
+      }
+    }
+    std::copy(std::begin(signals_.counts), std::end(signals_.counts), std::begin(k.counts));
+    const size_t n = std::min(kTopKernelLines, signals_.signs.size());
+    k.recent.assign(signals_.signs.end() - static_cast<std::ptrdiff_t>(n), signals_.signs.end());
+    return k;
   }
 
   /// The workloads: the whole process table is classified again every kRescan (a new server or
@@ -121,6 +151,10 @@ class TopCollector {
   static constexpr std::chrono::seconds kRescan{5};
   const HostView& ctx_;
   Sampler sampler_;
+  std::optional<LocalZone> utc_;
+  std::optional<KmsgReader> kmsg_;
+  std::string kmsg_note_;
+  KernelSignals signals_;
   std::optional<WorkloadScan> scan_;
   std::chrono::steady_clock::time_point scanned_{};
   double interval_s_;

@@ -60,6 +60,12 @@ std::string Distrust(const HostFs& fs, const Ledger& l, uint32_t uid, bool host_
 }
 }  // namespace
 
+bool RunDirOk(std::string_view dir) {
+  const bool printable = std::all_of(dir.begin(), dir.end(), [](char c) { return c >= 0x20 && c < 0x7f; });
+  return !dir.empty() && dir.size() <= kMaxRunDirBytes && dir[0] == '/' && printable &&
+         dir.find("/../") == std::string_view::npos && !dir.ends_with("/..");
+}
+
 std::string LedgerJson(const Ledger& l) {
   nlohmann::ordered_json j;
   j["pid"] = l.pid;
@@ -71,6 +77,7 @@ std::string LedgerJson(const Ledger& l) {
   j["actions"] = nlohmann::ordered_json::array();
   for (const auto& [k, n] : l.actions)
     j["actions"].push_back({{"action", k.first}, {"reason", k.second}, {"count", n}});
+  if (!l.run_dir.empty()) j["run_dir"] = l.run_dir;
   return JsonText(j, -1) + "\n";
 }
 
@@ -116,6 +123,12 @@ Result<Ledger> ParseLedger(std::string_view text) {
     if (!ReasonNamed(reason)) return InputError("field actions: unknown reason '" + reason.substr(0, 32) + "'");
     l.actions[{action, reason}] = a["count"].get<uint64_t>();
   }
+  if (j.contains("run_dir")) {
+    if (!j["run_dir"].is_string() || l.mode != "run") return InputError("field run_dir: not a string of a run ledger");
+    if (!RunDirOk(j["run_dir"].get<std::string>()))
+      return InputError("field run_dir: not an absolute printable path without '..'");
+    l.run_dir = j["run_dir"].get<std::string>();
+  }
   return l;
 }
 
@@ -152,6 +165,7 @@ std::vector<Ledger> ReadLedgers(const HostFs& fs, std::vector<std::string>* prob
       problem(path + ": " + why + "; not counted");
       return;
     }
+    l->owner_uid = uid;
     if (!pids.insert(l->pid).second) {
       problem(path + ": a second ledger for pid " + std::to_string(l->pid) + "; not counted");
       return;

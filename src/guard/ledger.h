@@ -32,7 +32,15 @@ struct Ledger {
   /// (action, reason) -> count; actions "flush", "terminate", "kill", "would_terminate" (dry run),
   /// reasons: the names of Reasons() (guard/policy.h).
   std::map<std::pair<std::string, std::string>, uint64_t> actions;
+  /// "run" mode only, optional (issue 37): the run directory, absolute, so `top` can show the run.
+  /// At most kMaxRunDirBytes, printable ASCII, no ".." component; "" when absent.
+  std::string run_dir;
+  /// Not in the file: the uid ReadLedgers counted the ledger as (its directory's or file's owner).
+  uint32_t owner_uid = 0;
 };
+inline constexpr size_t kMaxRunDirBytes = 4096;
+/// Pure: `dir` may be a ledger's run_dir (absolute, printable ASCII, no "..", at most kMaxRunDirBytes).
+bool RunDirOk(std::string_view dir);
 
 std::string LedgerJson(const Ledger& l);
 /// Pure. An Input error names the field.

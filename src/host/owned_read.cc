@@ -149,6 +149,41 @@ Result<std::string> ReadForProcess(const HostFs& fs, std::string_view host_path,
   return data;
 }
 
+Result<std::string> ReadTailForProcess(const HostFs& fs, std::string_view host_path, uint32_t owner_uid,
+                                       size_t max_bytes, bool* cut) {
+  const std::string name(host_path);
+  if (cut) *cut = false;
+  if (ReadBudgetSpent()) return InputError(name + ": not read, the collection's read budget is spent");
+  std::string last;
+  auto dir = OpenParent(fs.root(), host_path, &last);
+  if (!dir) return std::unexpected(dir.error());
+  struct stat st {};
+  auto checked = OpenChecked(dir->get(), last, name, S_IFREG, owner_uid, &st);
+  if (!checked) return std::unexpected(checked.error());
+  const uint64_t size = static_cast<uint64_t>(st.st_size);
+  const uint64_t from = size > max_bytes ? size - max_bytes : 0;
+  if (!ReserveRead(size - from))
+    return InputError(name + ": not read, larger than what is left of the collection's read budget");
+  auto fd = Reopen(dir->get(), last, name, 0, st);
+  if (!fd) return std::unexpected(fd.error());
+  std::string data(static_cast<size_t>(size - from), '\0');
+  size_t got = 0;
+  while (got < data.size()) {
+    ssize_t n = ::pread(fd->get(), data.data() + got, data.size() - got, static_cast<off_t>(from + got));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return IoError(name + ": read failed: " + std::strerror(errno));
+    if (n == 0) break;
+    got += static_cast<size_t>(n);
+  }
+  data.resize(got);
+  if (from > 0) {  // the first line is likely a piece: start after it
+    const size_t nl = data.find('\n');
+    data.erase(0, nl == std::string::npos ? data.size() : nl + 1);
+    if (cut) *cut = true;
+  }
+  return data;
+}
+
 Result<std::vector<std::string>> ListOwned(const HostFs& fs, std::string_view host_path, uint32_t owner_uid) {
   const std::string name(host_path);
   std::string last;

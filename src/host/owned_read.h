@@ -21,6 +21,10 @@ namespace sparkops {
 
 /// A regular file of `owner_uid`'s, at most `max_bytes` (more: an Input error, nothing read).
 Result<std::string> ReadForProcess(const HostFs& fs, std::string_view host_path, uint32_t owner_uid, size_t max_bytes);
+/// The last `max_bytes` of a regular file of `owner_uid`'s (the same checks), from its first whole
+/// line when earlier bytes were left out (`*cut` says so; may be null). For logs that grow.
+Result<std::string> ReadTailForProcess(const HostFs& fs, std::string_view host_path, uint32_t owner_uid,
+                                       size_t max_bytes, bool* cut = nullptr);
 /// The entry names of a directory of `owner_uid`'s (not "." or ".."), under the same rules.
 Result<std::vector<std::string>> ListOwned(const HostFs& fs, std::string_view host_path, uint32_t owner_uid);
 /// The owner of `host_path` itself (lstat: a link's own owner); nullopt when it is not there.

@@ -117,6 +117,9 @@ std::string RenderAnalysisText(const AnalysisResult& r) {
     if (!s.cost_is_inverse_throughput)
       o += fmt::format("   time lost:  ~{:.0f} s{}\n", e.s.lost,
                        e.s.parts > 1 ? fmt::format(" ({} stretches split by short gaps, merged)", e.s.parts) : "");
+    if (e.energy)  // issue 37
+      o += fmt::format("   energy:     {:.3g} Wh over its {} steps, {:+.3g} Wh against the baseline's {:.3g} Wh/step\n",
+                       e.energy->wh, e.energy->steps, e.energy->ExtraWh(), e.energy->baseline_wh_per_step);
     for (auto& x : e.cls.evidence) o += "   evidence:   " + x + "\n";
     for (auto& x : e.cls.also) o += "   also seen:  " + x + "\n";
     for (auto& x : e.cls.ruled_out) o += "   ruled out:  " + x + "\n";
@@ -167,7 +170,7 @@ nlohmann::json RenderAnalysisJson(const AnalysisResult& r) {
                                {"threshold_ratio", d.threshold_ratio}}
                         : json{{"note", d.note}};
   j["events"] = json::array();
-  for (const SlowdownEvent& e : r.slowdowns)
+  for (const SlowdownEvent& e : r.slowdowns) {
     j["events"].push_back({{"start", IsoOrNull(e.t0)},
                            {"end", IsoOrNull(e.t1)},
                            {"start_step", e.start_step},
@@ -182,6 +185,12 @@ nlohmann::json RenderAnalysisJson(const AnalysisResult& r) {
                            {"evidence", e.cls.evidence},
                            {"also", e.cls.also},
                            {"ruled_out", e.cls.ruled_out}});
+    if (e.energy) {  // issue 37: added fields
+      j["events"].back()["energy_wh"] = e.energy->wh;
+      j["events"].back()["extra_energy_wh"] = e.energy->ExtraWh();
+      j["events"].back()["baseline_wh_per_step"] = e.energy->baseline_wh_per_step;
+    }
+  }
   j["spikes_ignored"] = {{"evaluation", d.spikes_eval}, {"checkpoint", d.spikes_save}, {"unnamed", d.spikes_other}};
   json end = {{"status", r.end.status}, {"detail", r.end.detail}};
   if (!r.end.last_samples.empty()) {

@@ -16,7 +16,8 @@ std::string EnergyText(const AnalysisResult& r);
 /// The same figures without the "energy   " label and line end (the HTML report's line); "" likewise.
 std::string EnergySentence(const AnalysisResult& r);
 /// {"energy_wh", "scope", "source", "gpu_wh", "gpu_source", "system_wh", "system_source", "seconds",
-/// "steps", "wh_per_step", "price_per_kwh", "cost"} (absent figures omitted), or null.
+/// "steps", "wh_per_step", "tokens", "wh_per_1k_tokens", "price_per_kwh", "cost"} (absent figures
+/// omitted), or null.
 nlohmann::json EnergyJson(const AnalysisResult& r);
 
 }  // namespace sparkops

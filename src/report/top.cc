@@ -131,6 +131,64 @@ std::string PsiLine(const TopFrame& f) {
   return l;
 }
 
+/// Signed bytes as Short, "-" before a negative one.
+std::string SignedShort(int64_t b) {
+  return b >= 0 ? Short(static_cast<uint64_t>(b)) : "-" + Short(static_cast<uint64_t>(-b));
+}
+
+/// MemAvailable minus the run's floor, when MemAvailable is read.
+std::optional<int64_t> RunMargin(const TopFrame& f, const RunProgress& r) {
+  if (!f.sample.mem || !f.sample.mem->available) return std::nullopt;
+  return static_cast<int64_t>(*f.sample.mem->available) - static_cast<int64_t>(r.min_available_bytes);
+}
+
+/// The RUNS pane: two lines per live run; nothing when no run advertises itself.
+std::vector<std::string> RunLines(const TopFrame& f) {
+  std::vector<std::string> out;
+  if (f.runs.empty() && f.runs_ignored.empty()) return out;
+  std::string head = fmt::format("RUNS  {} live", f.runs.size());
+  if (!f.runs_ignored.empty()) head += fmt::format("  ({} not shown: not trusted, see --json)", f.runs_ignored.size());
+  out.push_back(head);
+  for (const RunProgress& r : f.runs) {
+    std::string step = r.step ? fmt::format("step {}", *r.step) : "step n/r";
+    if (r.step && r.total_steps) step += fmt::format("/{}", *r.total_steps);
+    std::string speed;
+    // Seconds per step: 0.123, 2.00, 81.5, 240.
+    auto secs = [](double v) { return fmt::format(fmt::runtime(v < 1 ? "{:.3f}" : v < 100 ? "{:.2f}" : "{:.0f}"), v); };
+    if (r.s_per_step) speed = "  " + secs(*r.s_per_step) + " s/step";
+    if (r.baseline_s) speed += " vs base " + secs(*r.baseline_s);
+    out.push_back(fmt::format("{:>7}  {}{}  {}", r.pid, step, speed, Printable(r.verdict)));
+    std::string margin = "guard margin n/r";
+    if (auto m = RunMargin(f, r))
+      margin = fmt::format("guard margin {}{}", SignedShort(*m), *m < 0 ? " BELOW floor" : "");
+    std::string what = Printable(r.run_dir);
+    if (!r.command.empty()) what += "  " + Printable(r.command);
+    if (!r.note.empty()) what += "  (" + Printable(r.note) + ")";
+    out.push_back(fmt::format("         {}  {}", margin, what));
+  }
+  return out;
+}
+
+/// The KERNEL pane: counts since boot, then the last records, dmesg-style time (seconds since boot).
+std::vector<std::string> KernelLines(const TopFrame& f) {
+  if (!f.kernel) return {};
+  const TopKernel& k = *f.kernel;
+  if (!k.note.empty()) return {"KERNEL  log not read: " + Printable(k.note)};
+  std::string head = "KERNEL  since boot:";
+  uint64_t total = 0;
+  for (const KernelSignDef& d : KernelSignTable()) {
+    const uint64_t n = k.counts[static_cast<int>(d.kind)];
+    total += n;
+    if (n > 0) head += fmt::format("  {} {}", d.name, n);
+  }
+  if (total == 0) return {"KERNEL  no NVRM out-of-memory, Xid, OOM kill, hung task or lockup record since boot"};
+  std::vector<std::string> out{head};
+  for (const KernelSign& s : k.recent)
+    out.push_back(fmt::format("  [{:>10.3f}] {:<14} {}", static_cast<double>(s.usec) / 1e6, KernelSignInfo(s.kind).name,
+                              Printable(s.line)));
+  return out;
+}
+
 std::vector<const Workload*> Sorted(const WorkloadScan& scan, const TopFrame& f, TopSort sort) {
   std::vector<const Workload*> ws;
   for (const auto& w : scan.workloads) ws.push_back(&w);
@@ -220,6 +278,8 @@ std::vector<std::string> RenderTopLines(const TopFrame& f, const TopView& v) {
   for (auto& l : PoolLines(f, v)) lines.push_back(std::move(l));
   for (auto& l : GpuLines(f)) lines.push_back(std::move(l));
   lines.push_back(PsiLine(f));
+  for (auto& l : RunLines(f)) lines.push_back(std::move(l));
+  for (auto& l : KernelLines(f)) lines.push_back(std::move(l));
   auto procs = ProcessLines(f, v);
   size_t room = v.height > static_cast<int>(lines.size()) ? static_cast<size_t>(v.height) - lines.size() : 0;
   if (procs.size() > room && room >= 1) {
@@ -310,6 +370,40 @@ nlohmann::ordered_json TopToJson(const TopFrame& f) {
     j["processes_error"] = f.scan_error;
   }
   j["processes"] = procs;
+  J runs = J::array();
+  for (const RunProgress& r : f.runs) {
+    J x{{"pid", r.pid}, {"uid", r.uid}, {"run_dir", r.run_dir}};
+    if (!r.command.empty()) x["command"] = r.command;
+    if (r.step) x["step"] = *r.step;
+    if (r.total_steps) x["total_steps"] = *r.total_steps;
+    if (r.s_per_step) x["s_per_step"] = *r.s_per_step;
+    if (r.baseline_s) x["baseline_s"] = *r.baseline_s, x["baseline_from"] = r.baseline_from;
+    if (r.ratio) x["ratio"] = *r.ratio;
+    x["verdict"] = r.verdict;
+    x["min_available_bytes"] = r.min_available_bytes;
+    if (auto m = RunMargin(f, r)) x["margin_bytes"] = *m;
+    if (!r.note.empty()) x["note"] = r.note;
+    runs.push_back(std::move(x));
+  }
+  j["runs"] = runs;
+  j["runs_ignored"] = f.runs_ignored;
+  if (f.kernel) {
+    J k = J::object();
+    if (!f.kernel->note.empty()) k["note"] = f.kernel->note;
+    J counts = J::object();
+    for (const KernelSignDef& d : KernelSignTable()) counts[d.name] = f.kernel->counts[static_cast<int>(d.kind)];
+    k["counts"] = counts;
+    J recent = J::array();
+    for (const KernelSign& s : f.kernel->recent) {
+      J r{{"kind", KernelSignInfo(s.kind).name}, {"seq", s.seq}, {"usec", s.usec}, {"line", s.line}};
+      if (s.xid) r["xid"] = *s.xid;
+      if (s.pid) r["pid"] = *s.pid;
+      if (!s.name.empty()) r["name"] = s.name;
+      recent.push_back(std::move(r));
+    }
+    k["recent"] = recent;
+    j["kernel"] = k;
+  }
   return j;
 }
 

@@ -11,6 +11,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "analysis/live_run.h"
+#include "host/kmsg.h"
 #include "host/pressure.h"
 #include "telemetry/sample.h"
 #include "workloads/workload.h"
@@ -27,6 +29,15 @@ struct TopGuardFloor {
   std::string mode;  ///< "host" or "run"
 };
 
+/// Kernel records that foretell trouble on a Spark (host/kmsg.h's KernelSignTable: NVRM out of
+/// memory, Xid, OOM kill, hung task, soft lockup), from /dev/kmsg since boot.
+struct TopKernel {
+  std::vector<KernelSign> recent;        ///< the last kTopKernelLines, oldest first
+  uint64_t counts[5] = {0, 0, 0, 0, 0};  ///< per KernelSignKind since boot (as far as the ring reaches)
+  std::string note;                      ///< why the log is not read ("" when it is)
+};
+inline constexpr size_t kTopKernelLines = 4;
+
 struct TopFrame {
   Sample sample;                       ///< GPU, /proc/meminfo, power (spbm), CPU/IO pressure
   std::optional<Pressure> memory_psi;  ///< /proc/pressure/memory (some and full)
@@ -38,6 +49,10 @@ struct TopFrame {
   std::string scan_error;
   /// pid -> CPU cores used since the previous frame (absent on the first frame).
   std::map<uint32_t, double> cores;
+  /// The live `sparkops run`s that advertise themselves (run/live_runs.h), and why others were not shown.
+  std::vector<RunProgress> runs;
+  std::vector<std::string> runs_ignored;
+  std::optional<TopKernel> kernel;  ///< absent when there is no kernel log (a container, a fixture without one)
 };
 
 enum class TopSort { kMemory, kCpu };
@@ -58,7 +73,8 @@ struct TopView {
 std::vector<std::string> RenderTopLines(const TopFrame& frame, const TopView& view);
 /// The lines joined with '\n' (what `--once` prints).
 std::string RenderTopText(const TopFrame& frame, const TopView& view);
-/// {"schema": kTopSchema, "time", "pool", "guard", "gpu", "power", "pressure", "processes"}.
+/// {"schema": kTopSchema, "time", "pool", "guard", "gpu", "power", "pressure", "processes", "runs",
+/// "runs_ignored", "kernel" (when read)}.
 nlohmann::ordered_json TopToJson(const TopFrame& frame);
 
 /// Pure: `values` scaled between their min and max as `width` characters (the last `width`

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <filesystem>
 #include <set>
 
 #include "base/strings.h"
@@ -117,6 +118,13 @@ std::unique_ptr<JobGuard> StartRunGuard(const HostView& ctx, RunRecorder& rec, c
   }
   Ledger initial;
   initial.mode = "run", initial.min_available_bytes = o->config.floor, initial.max_pressure = o->config.max_pressure;
+  // The run directory, for `top` (issue 37), with links resolved: top refuses a path through a link.
+  std::error_code ec;
+  if (auto abs = std::filesystem::weakly_canonical(rec.dir(), ec); !ec) {
+    std::string dir = abs.string();
+    while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
+    if (RunDirOk(dir)) initial.run_dir = dir;  // a name top could not show safely is not advertised
+  }
   auto ledger =
       std::make_shared<LedgerWriter>(ResolveLedgerDir(ctx.Getenv("SPARKOPS_GUARD_LEDGER"), ::geteuid()), initial);
   if (auto e = ledger->error(); e && o->notes)

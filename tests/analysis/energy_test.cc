@@ -114,5 +114,66 @@ TEST(Energy, AnalyzeTextJsonAndPrice) {
   EXPECT_EQ(testing::RunInProcess({"analyze", dir.path(), "--price-kwh", "inf"}).rc, 2);
 }
 
+// A log that prints tokens/s and no step time: 500 tokens/s, a step every 2 s (1000 tokens a step),
+// 100 steps at 180 W system power: 10 Wh for 100k tokens = 0.1 Wh per 1k tokens. Samples/s is no token rate.
+TEST(Energy, WhPer1kTokensWhereTheLogPrintsTokensPerSecond) {
+  testing::TempDir dir;
+  std::string csv = "timestamp,power_w,sys_power_w\n";
+  auto iso = [](int64_t s) { return fmt::format("2026-11-29T10:{:02}:{:02}.000Z", s / 60, s % 60); };
+  for (int s = 0; s <= 360; s += 10) csv += fmt::format("{},90.0,180.0\n", iso(s));
+  dir.Write("thermal.csv", csv);
+  for (const char* key : {"tokens_per_second", "samples_per_second"}) {
+    std::string log;
+    for (int k = 1; k <= 101; ++k)
+      log += fmt::format("{}\to\t{{\"step\": {}, \"loss\": 2.0, \"{}\": 500}}\n", iso(63 + 2 * (k - 1)), k, key);
+    dir.Write("train.log", log);
+    auto j = testing::RunInProcess({"analyze", dir.path(), "--json"}, {{"TZ", "UTC"}});
+    ASSERT_EQ(j.rc, 0) << j.err;
+    auto e = nlohmann::json::parse(j.out)["energy"];
+    if (std::string(key) == "samples_per_second") {
+      EXPECT_FALSE(e.contains("wh_per_1k_tokens")) << e.dump();
+      continue;
+    }
+    EXPECT_NEAR(e["tokens"].get<double>(), 100000, 0.1) << e.dump();  // 1/500 kept as a float
+    EXPECT_NEAR(e["wh_per_1k_tokens"].get<double>(), 0.1, 1e-6) << e.dump();
+    auto t = testing::RunInProcess({"analyze", dir.path()}, {{"TZ", "UTC"}});
+    EXPECT_NE(t.out.find("; 0.1 Wh per 1k tokens (100000 tokens)"), std::string::npos) << t.out;
+  }
+}
+
+// Steps 1..60 every 2 s, then 61..100 every 4 s (a 2x slowdown) at a constant 180 W system power:
+// a step costs 0.1 Wh at the baseline and 0.2 Wh in the slowdown, so each slow step spent 0.1 Wh more.
+TEST(Energy, EachSlowdownSaysWhatItCostBeyondTheBaseline) {
+  testing::TempDir dir;
+  std::string log, csv = "timestamp,power_w,sys_power_w\n";
+  auto iso = [](int64_t s) { return fmt::format("2026-11-29T10:{:02}:{:02}.000Z", s / 60, s % 60); };
+  for (int s = 0; s <= 360; s += 10) csv += fmt::format("{},90.0,180.0\n", iso(s));
+  for (int k = 1; k <= 100; ++k)
+    log += fmt::format("{}\to\tstep {} loss 2.0\n", iso(k <= 60 ? 63 + 2 * (k - 1) : 181 + 4 * (k - 60)), k);
+  dir.Write("train.log", log);
+  dir.Write("thermal.csv", csv);
+  auto j = testing::RunInProcess({"analyze", dir.path(), "--json", "--step-format", "step {step} loss {loss}"},
+                                 {{"TZ", "UTC"}});
+  ASSERT_EQ(j.rc, 0) << j.err;
+  auto events = nlohmann::json::parse(j.out)["events"];
+  ASSERT_EQ(events.size(), 1u) << j.out;
+  const auto& ev = events[0];
+  const double steps = ev["end_step"].get<double>() - ev["start_step"].get<double>() + 1;
+  EXPECT_GE(steps, 35) << j.out;
+  EXPECT_NEAR(ev["baseline_wh_per_step"].get<double>(), 0.1, 1e-9);
+  EXPECT_NEAR(ev["energy_wh"].get<double>(), 0.2 * steps, 0.25) << j.out;  // the first step may straddle the change
+  EXPECT_NEAR(ev["extra_energy_wh"].get<double>(), 0.1 * steps, 0.25) << j.out;
+  auto t = testing::RunInProcess({"analyze", dir.path(), "--step-format", "step {step} loss {loss}"}, {{"TZ", "UTC"}});
+  ASSERT_EQ(t.rc, 0) << t.err;
+  EXPECT_NE(t.out.find("against the baseline's 0.1 Wh/step"), std::string::npos) << t.out;
+
+  // Without power readings no energy is claimed for it.
+  dir.Write("thermal.csv", "timestamp,gpu_temp_c\n" + iso(0) + ",50\n" + iso(360) + ",50\n");
+  j = testing::RunInProcess({"analyze", dir.path(), "--json", "--step-format", "step {step} loss {loss}"},
+                            {{"TZ", "UTC"}});
+  ASSERT_EQ(j.rc, 0) << j.err;
+  EXPECT_FALSE(nlohmann::json::parse(j.out)["events"][0].contains("energy_wh")) << j.out;
+}
+
 }  // namespace
 }  // namespace sparkops

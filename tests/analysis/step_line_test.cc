@@ -415,3 +415,31 @@ TEST(StepLine, GarbageNeverCrashes) {
 
 }  // namespace
 }  // namespace sparkops
+
+namespace sparkops {
+namespace {
+
+// Issue 37 (Wh per 1k tokens): a throughput is a token rate only where the log says tokens.
+TEST(StepLine, ThroughputIsTokensOnlyWhereTheLogSaysTokens) {
+  struct Case {
+    const char* line;
+    bool tokens;
+  } cases[] = {
+      {R"({"step": 3, "loss": 2.0, "tokens_per_second": 500})", true},
+      {R"({"step": 3, "loss": 2.0, "samples_per_second": 500})", false},
+      {R"({"step": 3, "loss": 2.0, "samples_per_second": 8, "tokens_per_second_per_gpu": 500})", false},
+      {"Step 25 | loss:1.0523 lr:2e-05 tokens_per_second_per_gpu:1843.2 ", true},
+      {"step:  1  loss:  8.18630  grad_norm:  1.4459  memory:  0.77GiB(0.81%)  tps: 4,536  tflops: 0.32  mfu: 0.03%",
+       true},
+      {"step 12 | loss 2.5 | 1843 tok/s", true},
+      {"step 12 | loss 2.5 | 64 samples/s", false},
+  };
+  for (const auto& c : cases) {
+    StepLine l = ParseStepLine(c.line);
+    ASSERT_TRUE(l.throughput) << c.line;
+    EXPECT_EQ(l.throughput_is_tokens, c.tokens) << c.line;
+  }
+}
+
+}  // namespace
+}  // namespace sparkops

@@ -42,6 +42,9 @@ TEST(GuardLedger, JsonRoundTripAndErrorsNameTheField) {
   EXPECT_EQ(back->min_available_bytes, 8ull << 30);
   EXPECT_EQ(back->max_pressure, 40.0);
   EXPECT_EQ(back->actions, l.actions);
+  EXPECT_EQ(back->run_dir, "");
+  l.run_dir = "/home/u/runs/a";
+  EXPECT_EQ(guard::ParseLedger(guard::LedgerJson(l))->run_dir, "/home/u/runs/a");
 
   const std::string ok = R"("start_ticks":1,"mode":"host","min_available_bytes":1,"actions":[])";
   const std::vector<std::pair<std::string, std::string>> bad = {
@@ -64,6 +67,14 @@ TEST(GuardLedger, JsonRoundTripAndErrorsNameTheField) {
        "JSON object"},
       {R"({"pid":1,"start_ticks":1,"mode":"run","min_available_bytes":1,"max_pressure":101,"actions":[]})",
        "field max_pressure"},
+      {R"({"pid":1,"start_ticks":1,"mode":"host","min_available_bytes":1,"actions":[],"run_dir":"/a"})",
+       "field run_dir"},
+      {R"({"pid":1,"start_ticks":1,"mode":"run","min_available_bytes":1,"actions":[],"run_dir":"a/b"})",
+       "field run_dir"},
+      {R"({"pid":1,"start_ticks":1,"mode":"run","min_available_bytes":1,"actions":[],"run_dir":"/a/../etc"})",
+       "field run_dir"},
+      {R"({"pid":1,"start_ticks":1,"mode":"run","min_available_bytes":1,"actions":[],"run_dir":"/a\u001b[2J"})",
+       "field run_dir"},
   };
   for (const auto& [text, field] : bad) {
     auto r = guard::ParseLedger(text);

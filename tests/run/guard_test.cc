@@ -87,6 +87,7 @@ TEST(RunGuard, TerminatesTheJobWhenMemAvailableFallsBelowTheFloor) {
   EXPECT_EQ(l->mode, "run");
   EXPECT_EQ(l->min_available_bytes, 8 * kGiB);
   EXPECT_EQ((l->actions[{"terminate", "min_available"}]), 1u) << ReadFileOrDie(files[0]);
+  EXPECT_EQ(l->run_dir, std::filesystem::weakly_canonical(lr.dir).string());  // for top's RUNS pane
   EXPECT_FALSE(g[0].contains("job_gpu_bytes"));          // no GPU under --root: absent, not 0
   auto exits = OfType(lr.dir, "exit");
   ASSERT_EQ(exits.size(), 1u);
