@@ -80,7 +80,7 @@ Collector::Collector(const HostView& ctx) : ctx_(ctx) {
 
 Collection Collector::Collect() {
   Collection c;
-  if (!sampler_) sampler_.emplace(ctx_, SamplerOptions{.follow_kernel_log = false});
+  if (!sampler_) sampler_.emplace(ctx_, SamplerOptions{.follow_kernel_log = false, .kernel_from = std::nullopt});
   std::vector<SourceRead> reads;
   Sample s = sampler_->Take(&c.gpu, &reads);  // the one sampler of `sample` and `run`
   for (SourceRead& r : reads) c.inputs.collectors.push_back({r.name, r.ok, r.seconds, std::move(r.error)});

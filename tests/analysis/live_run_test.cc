@@ -61,11 +61,17 @@ TEST(LiveRunSteps, Table) {
     ReadLiveRunSteps(c.log, c.events, *zone, &r);
     EXPECT_EQ(r.verdict, c.verdict) << c.name;
     EXPECT_EQ(r.step, c.step) << c.name;
-    if (c.step) EXPECT_EQ(r.total_steps, 100) << c.name;
+    if (c.step) {
+      EXPECT_EQ(r.total_steps, 100) << c.name;
+    }
     ASSERT_EQ(r.s_per_step.has_value(), c.now.has_value()) << c.name;
-    if (c.now) EXPECT_NEAR(*r.s_per_step, *c.now, 0.01) << c.name;
+    if (c.now) {
+      EXPECT_NEAR(*r.s_per_step, *c.now, 0.01) << c.name;
+    }
     ASSERT_EQ(r.baseline_s.has_value(), c.base.has_value()) << c.name;
-    if (c.base) EXPECT_NEAR(*r.baseline_s, *c.base, 0.01) << c.name;
+    if (c.base) {
+      EXPECT_NEAR(*r.baseline_s, *c.base, 0.01) << c.name;
+    }
     EXPECT_EQ(r.baseline_from, c.from) << c.name;
   }
 }

@@ -38,8 +38,12 @@ TEST(SampleColumns, EveryColumnIsDescribedDocumentedAndItsFamilyServed) {
     EXPECT_FALSE(c.group.empty());
     EXPECT_FALSE(c.source.empty());
     ASSERT_NE(c.cell, nullptr);
-    if (n != "timestamp") EXPECT_EQ(c.cell(empty), "") << "an absent reading is an empty cell, never 0";
-    if (!c.prometheus.empty()) EXPECT_TRUE(families.count(std::string(c.prometheus))) << c.prometheus;
+    if (n != "timestamp") {
+      EXPECT_EQ(c.cell(empty), "") << "an absent reading is an empty cell, never 0";
+    }
+    if (!c.prometheus.empty()) {
+      EXPECT_TRUE(families.count(std::string(c.prometheus))) << c.prometheus;
+    }
     EXPECT_TRUE(doc.find("`" + n + "`") != std::string::npos) << "no docs/telemetry.md row";
   }
 }
