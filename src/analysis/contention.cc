@@ -131,7 +131,7 @@ std::vector<ContentionFinding> FindHostContention(const std::vector<const Therma
   if (took || (psi_rose && !own_found && !(jb && js && ob && os && !job_fell))) {
     ContentionFinding f{"cpu_contention", {}};
     f.evidence.push_back((took ? *took + "; " : std::string()) + psi + share);
-    auto top = RankCulprits(events, t0, t1, "top", CulpritKind::kCpu, kOwnRise);
+    auto top = RankCulprits(events, t0, t1, "top", CulpritKind::kCpu, kCulpritRise);
     f.evidence.push_back(top.empty() ? "outside the job: no top-consumer record in the span (run records them when "
                                        "pressure passes its threshold or others use the job's CPUs; `sample` does not)"
                                      : "outside the job: " + CulpritText(top, CulpritKind::kCpu));

@@ -27,6 +27,9 @@ inline constexpr double kCoresRise = 0.3;
 inline constexpr double kJobShareFall = 0.15;
 /// A process of the job's own whose CPU rose by this many cores is named (job_processes).
 inline constexpr double kOwnRise = 0.2;
+/// An outside process whose CPU rose by this many cores may be named (cpu_contention): a hog
+/// pinned beside the job on a busy CPU gets a small share of it.
+inline constexpr double kCulpritRise = 0.05;
 /// cpu_steal: steal at or above kStealHighPct and kStealRisePct points above before.
 inline constexpr double kStealHighPct = 5.0;
 inline constexpr double kStealRisePct = 3.0;

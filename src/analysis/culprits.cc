@@ -47,10 +47,12 @@ std::vector<Culprit> RankCulprits(const std::vector<RunEvent>& events, int64_t t
   const bool io = kind == CulpritKind::kIo;
   std::map<int64_t, Seen> by_pid;
   std::vector<int64_t> times;
+  std::optional<int64_t> first_before;  // the before window is what the records cover
   for (const RunEvent& e : events) {
     if (e.type != "host_contention" || e.t_ms < b0 || e.t_ms > t1) continue;
     const bool in_span = e.t_ms >= t0;
     if (in_span) times.push_back(e.t_ms);
+    else if (!first_before || e.t_ms < *first_before) first_before = e.t_ms;
     auto it = e.record.find(list);
     if (it == e.record.end() || !it->is_array()) continue;
     for (const auto& p : *it) {
@@ -81,8 +83,10 @@ std::vector<Culprit> RankCulprits(const std::vector<RunEvent>& events, int64_t t
   std::vector<Culprit> out;
   for (auto& [pid, s] : by_pid) {
     if (s.span.empty()) continue;
-    Culprit c{pid, s.cmd, Rate(s.span, gap_s, static_cast<double>(len) / 1000),
-              Rate(s.before, gap_s, static_cast<double>(t0 - b0) / 1000), s.on_job_cpus && !io};
+    const double before_s =
+        first_before ? std::min(static_cast<double>(t0 - *first_before) / 1000 + gap_s, (t0 - b0) / 1000.0) : 0;
+    Culprit c{pid, s.cmd, Rate(s.span, gap_s, static_cast<double>(len) / 1000), Rate(s.before, gap_s, before_s),
+              s.on_job_cpus && !io};
     if (c.Rise() >= min_rise) out.push_back(std::move(c));
   }
   std::stable_sort(out.begin(), out.end(), [](const Culprit& a, const Culprit& b) {

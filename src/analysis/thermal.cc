@@ -52,6 +52,7 @@ constexpr ColumnRule kRules[] = {
     {"mem_pressure_some_avg10", ThermalCsvParser::kNumber, &ThermalRow::psi_some_avg10},
     {"gpu_attributed_gib", ThermalCsvParser::kNumber, &ThermalRow::gpu_attributed_gib},
     {"page_cache_gib", ThermalCsvParser::kNumber, &ThermalRow::page_cache_gib},
+    {"mem_free_gib", ThermalCsvParser::kNumber, &ThermalRow::mem_free_gib},
     {"energy_j", ThermalCsvParser::kNumber, &ThermalRow::energy_j},  // NVML total-energy counter, J
     {"clock_event_reasons", ThermalCsvParser::kReasons},
     {"clocks_event_reasons.active", ThermalCsvParser::kReasons},

@@ -21,6 +21,7 @@ struct ThermalRow {
   std::optional<double> temp_c, power_w, power_limit_w, sm_clock_mhz, sm_clock_max_mhz, util_pct, mem_total_gib,
       mem_available_gib, swap_used_gib, psi_some_avg10, gpu_attributed_gib;
   std::optional<double> page_cache_gib;  ///< Cached + Buffers - Shmem (reclaimable page cache)
+  std::optional<double> mem_free_gib;    ///< MemFree (what a flush would add the page cache to)
   std::optional<double> energy_j;  ///< the GPU's total-energy counter (NVML, since driver load), J
   std::optional<uint64_t> reasons;  ///< clock-event reasons bitmask
   std::string throttle;             ///< "+"-joined active throttle reasons ("" when none or absent)

@@ -13,14 +13,17 @@ std::string FlushDetail(const PageCacheReading& cache, const DriverStopFacts& f)
   if (!cache.gib)
     return "page cache not reported: flush (`sudo sparkops flush`) only if `free -g` shows buff/cache that would "
            "lift MemAvailable; it does not clear the driver's error";
-  if (*cache.gib < kWorthFlushingGiB)
+  const auto counted = cache.AvailableLift();  // MemAvailable already counts most of the cache
+  const double gain = counted ? *counted : *cache.gib;
+  if (gain < kWorthFlushingGiB)
     return fmt::format(
-        "only {:.1f} GiB of page cache {} reclaimable {}: a flush would not lift MemAvailable, skip it{}", *cache.gib,
-        cache.when == "now" ? "is" : "was", cache.when,
+        "{} {:.1f} GiB of page cache {} reclaimable {}{}: a flush would not lift MemAvailable, skip it{}",
+        counted ? "" : "only", *cache.gib, cache.when == "now" ? "is" : "was", cache.when,
+        counted ? fmt::format(" and MemAvailable already counted all but {:.1f} GiB of it", *counted) : "",
         frag ? "; `echo 1 | sudo tee /proc/sys/vm/compact_memory` asks the kernel to rebuild large free blocks" : "");
   std::string lift = f.lowest_available_gib
                          ? fmt::format(" (MemAvailable at its lowest {:.1f} GiB -> about {:.1f} GiB)",
-                                       *f.lowest_available_gib, *f.lowest_available_gib + *cache.gib)
+                                       *f.lowest_available_gib, *f.lowest_available_gib + gain)
                          : std::string();
   return fmt::format(
       "{:.1f} GiB of page cache {} reclaimable {}: a flush would lift MemAvailable{}; `sudo sparkops flush` "

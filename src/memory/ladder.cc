@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "host/dropcaches.h"
 
 namespace sparkops::memory {
@@ -23,10 +25,18 @@ std::optional<Plan> Replan(const Plan& p, Method m) {
 
 }  // namespace
 
+std::optional<double> PageCacheReading::AvailableLift() const {
+  if (!gib || !free_gib || !available_gib) return std::nullopt;
+  return std::max(0.0, *free_gib + *gib - *available_gib);
+}
+
 Ladder BuildLadder(const Result<MemInfo>& mi, const std::optional<Plan>& plan, const std::optional<OomSignature>& oom) {
   PageCacheReading cache;
-  if (mi)
+  if (mi) {
     if (auto c = mi->PageCache()) cache.gib = ToGiB(*c);
+    if (mi->free) cache.free_gib = ToGiB(*mi->free);
+    if (mi->available) cache.available_gib = ToGiB(*mi->available);
+  }
   return BuildLadder(cache, plan, oom);
 }
 
@@ -34,13 +44,35 @@ Ladder BuildLadder(const PageCacheReading& cache, const std::optional<Plan>& pla
                    const std::optional<OomSignature>& oom) {
   Ladder l;
   l.page_cache_gib = cache.gib;
-  l.steps.push_back({1, "flush the page cache",
-                     cache.gib
-                         ? fmt::format("{:.1f} GiB of page cache {} reclaimable {} (Cached + Buffers - Shmem, "
-                                       "meminfo); `sudo sparkops flush` (sync; echo 3 > {}) - a between-run "
-                                       "reset, not a mid-training step",
-                                       *cache.gib, cache.when == "now" ? "is" : "was", cache.when, kDropCachesPath)
-                         : "page cache not reported by meminfo; `sudo sparkops flush` between runs"});
+  const bool on_available =
+      cache.judged_on_available || (oom && (oom->kind == OomKind::kKernelOomKiller || oom->kind == OomKind::kKilled));
+  const bool cuda_side = !on_available;  // a CUDA allocation failed, or the kind is not known
+  const auto lift = cache.AvailableLift();
+  // Worth a rerun: enough cache, and a flush that lifts what the stop was judged on.
+  const bool worth = cache.gib && *cache.gib >= kWorthFlushingGiB && (!lift || *lift >= kWorthFlushingGiB || cuda_side);
+  std::string detail =
+      cache.gib ? fmt::format("{:.1f} GiB of page cache {} reclaimable {} (Cached + Buffers - Shmem, meminfo)",
+                              *cache.gib, cache.when == "now" ? "is" : "was", cache.when)
+                : std::string("page cache not reported by meminfo");
+  const bool some = cache.gib && *cache.gib >= kWorthFlushingGiB;  // below it, nothing worth saying
+  if (some && lift && *lift < kWorthFlushingGiB)
+    detail += fmt::format(
+        "; MemAvailable ({:.1f} GiB) already counts all but {:.1f} GiB of it, so a flush would not lift it (no help "
+        "against the guard's floor or the kernel's OOM killer, which count or reclaim the cache themselves)",
+        *cache.available_gib, *lift);
+  else if (some && lift) detail += fmt::format("; a flush would lift MemAvailable by about {:.1f} GiB", *lift);
+  if (some && cuda_side && cache.free_gib)
+    detail += fmt::format(
+        "; what CUDA reports free on GB10 leaves the cache out: a flush lifts it (MemFree {:.1f} -> about {:.1f} "
+        "GiB), which a CUDA allocation or a server's start-up check reads (vllm-project/vllm#35313)",
+        *cache.free_gib, *cache.free_gib + *cache.gib);
+  detail += worth ? fmt::format(
+                        "; `sudo sparkops flush` (sync; echo 3 > {}) - a between-run reset, not a "
+                        "mid-training step",
+                        kDropCachesPath)
+            : cache.gib && *cache.gib >= kWorthFlushingGiB ? "; skip it"
+                                                           : "; `sudo sparkops flush` between runs";
+  l.steps.push_back({1, "flush the page cache", detail});
   const bool qlora_load_oom = plan && plan->options.method == Method::kQlora && oom &&
                               (oom->phase == OomPhase::kLoad || oom->phase == OomPhase::kDequant);
   if (!plan) {
@@ -49,8 +81,12 @@ Ladder BuildLadder(const PageCacheReading& cache, const std::optional<Plan>& pla
     l.steps.push_back({3, "downgrade the method: full -> bf16 LoRA -> QLoRA", "give MODEL to see which method fits"});
     l.steps.push_back({4, "smaller model, or two Sparks with DDP/FSDP (never tensor parallelism for training)",
                        "when steps 1-3 still do not fit"});
-    l.next = 1;
-    l.why_next = "the ladder starts with the flush; batch size is never step 1";
+    // Without a plan the flush stays first unless it is known not to help the stop it follows.
+    const bool useless = on_available && lift && *lift < kWorthFlushingGiB;
+    l.next = useless ? 2 : 1;
+    l.why_next = useless
+                     ? "a flush would not lift MemAvailable: the pool is held, not cached; batch size is never step 1"
+                     : "the ladder starts with the flush; batch size is never step 1";
     return l;
   }
   const PlanOptions& o = plan->options;
@@ -102,7 +138,7 @@ Ladder BuildLadder(const PageCacheReading& cache, const std::optional<Plan>& pla
   const bool lora_fits = lora && lora->verdict != Verdict::kNoFit;
   const bool ckpt_fits = ckpt && ckpt->verdict != Verdict::kNoFit;
   const bool shrink_fits = (plan->max_seq && *plan->max_seq < o.seq) || (plan->max_batch && *plan->max_batch < o.batch);
-  if (l.page_cache_gib && *l.page_cache_gib >= kWorthFlushingGiB) {
+  if (worth) {
     l.next = 1;
     l.why_next =
         fmt::format("{:.1f} GiB of page cache can be dropped for free before changing the run", *l.page_cache_gib);

@@ -35,8 +35,21 @@ struct Ladder {
 struct PageCacheReading {
   std::optional<double> gib;  ///< absent: not reported
   std::string when = "now";
+  /// MemFree and MemAvailable read with it (GiB), when known: MemAvailable already counts most
+  /// of the page cache, so a flush lifts it only by AvailableLift (issue 30).
+  std::optional<double> free_gib, available_gib;
+  /// How far dropping the cache would lift MemAvailable: MemFree + cache - MemAvailable, at least
+  /// 0; absent when either reading is.
+  std::optional<double> AvailableLift() const;
+  /// The stop was judged on MemAvailable: the memory guard's floor (the kernel's OOM killer is
+  /// known from the signature). Then only a lift of MemAvailable makes the flush worth it.
+  bool judged_on_available = false;
 };
 
+/// Step 1 (the flush) needs at least 1 GiB of cache. After a guard stop or the kernel's OOM killer
+/// (judged on MemAvailable, which already counts most of the cache) it is the step to take only
+/// when it would lift MemAvailable by at least 1 GiB; otherwise (a CUDA allocation failed, or the
+/// kind is not known: what CUDA reports free on GB10 leaves the page cache out) it stays first.
 /// `plan` absent: only step 1 has numbers. `oom` absent or kNone: no log was given / no OOM text.
 /// Step 2 starts with gradient checkpointing when the plan has it off (saves activations, changes no
 /// result, costs about one more forward pass per step).

@@ -46,6 +46,22 @@ OomSignature FromEvents(const std::vector<RunEvent>& events) {
   return sig;
 }
 
+/// The job's own memory (issue 30): its cgroup's peak from the last `exit` record, else the
+/// resident size the guard's stop recorded; the pool's fall also holds other processes'.
+void JobOwnPeak(const std::vector<RunEvent>& events, const RunEvent* stop, RunMemory* m) {
+  for (const RunEvent& e : LastAttemptEvents(events))
+    if (e.type == "exit")
+      if (auto it = e.record.find("cgroup_memory_peak_bytes"); it != e.record.end() && it->is_number()) {
+        m->job_own_gib = it->get<double>() / kGiBytes;
+        m->job_own_source = "its cgroup's " + e.Str("cgroup_memory_peak_source");
+      }
+  if (!m->job_own_gib && stop)
+    if (auto it = stop->record.find("job_rss_bytes"); it != stop->record.end() && it->is_number()) {
+      m->job_own_gib = it->get<double>() / kGiBytes;
+      m->job_own_source = "resident when the guard stopped it";
+    }
+}
+
 std::string Headline(const RunMemory& m) {
   std::string h =
       m.trigger == "oom"
@@ -54,10 +70,23 @@ std::string Headline(const RunMemory& m) {
           ? "the memory guard stopped the job on the driver's NVRM NV_ERR_NO_MEMORY record"
       : m.stop_reason == "fragmentation" ? "the memory guard stopped the job: no free 2 MiB blocks while it grew"
                                          : "the memory guard stopped the job";
-  if (m.pool_peak_gib)
+  if (m.pool_peak_gib && m.job_own_gib) {
+    // the pool's fall is everyone's: the job's share from its own processes, the rest said apart
+    const double own = *m.job_own_gib + m.gpu_peak_gib.value_or(0);
+    h += fmt::format(
+        "; the pool fell by {:.1f} GiB at its lowest (MemAvailable {:.1f} -> {:.1f} GiB), the job's own "
+        "processes held {:.1f} GiB ({}{})",
+        *m.pool_peak_gib, *m.start_available_gib, *m.lowest_available_gib, *m.job_own_gib, m.job_own_source,
+        m.gpu_peak_gib ? " plus NVML's GPU figure" : "");
+    if (*m.pool_peak_gib - own >= 0.25)
+      h +=
+          fmt::format(": {:.1f} GiB of the fall was other processes, the kernel or the driver", *m.pool_peak_gib - own);
+  } else if (m.pool_peak_gib) {
     h += fmt::format("; it took {:.1f} GiB of the pool at its peak (MemAvailable {:.1f} -> {:.1f} GiB)",
                      *m.pool_peak_gib, *m.start_available_gib, *m.lowest_available_gib);
-  else h += "; no memory samples with two MemAvailable readings: its peak is not known";
+  } else {
+    h += "; no memory samples with two MemAvailable readings: its peak is not known";
+  }
   if (m.budget_gib)
     h += fmt::format(", against a budget of {:.1f} GiB (the plan predicted a {:.1f} GiB peak)", *m.budget_gib,
                      *m.planned_peak_gib);
@@ -81,6 +110,7 @@ std::optional<RunMemory> DescribeRunMemory(const AnalysisResult& r, const OomSig
   m.oom = oom;
   memory::PageCacheReading cache;
   cache.when = "at the run's start";
+  cache.judged_on_available = oom.kind == OomKind::kNone;  // the guard's stop
   if (r.thermal) {
     const MeasuredPeaks p = PeaksFromThermal(*r.thermal);
     if (p.pool_drop) {
@@ -92,6 +122,8 @@ std::optional<RunMemory> DescribeRunMemory(const AnalysisResult& r, const OomSig
     for (const ThermalRow& row : r.thermal->rows)
       if (row.page_cache_gib) {
         cache.gib = row.page_cache_gib;
+        cache.free_gib = row.mem_free_gib;
+        cache.available_gib = row.mem_available_gib;
         break;
       }
   }
@@ -103,6 +135,7 @@ std::optional<RunMemory> DescribeRunMemory(const AnalysisResult& r, const OomSig
     if (auto it = stop->record.find("min_available_bytes"); it != stop->record.end() && it->is_number())
       m.guard_floor_gib = it->get<double>() / kGiBytes;
   if (stop) m.stop_reason = stop->Str("reason");
+  JobOwnPeak(r.events, stop, &m);
   std::optional<OomSignature> sig;
   if (oom.kind != OomKind::kNone) sig = oom;
   // issue 33: after the driver's no-memory record (the guard's stop, or records near the end) the host
@@ -151,6 +184,8 @@ nlohmann::json RunMemoryJson(const RunMemory& m) {
   j["lowest_available_gib"] = Opt(m.lowest_available_gib);
   j["pool_peak_gib"] = Opt(m.pool_peak_gib);
   j["gpu_peak_gib"] = Opt(m.gpu_peak_gib);
+  j["job_own_gib"] = Opt(m.job_own_gib);
+  j["job_own_source"] = m.job_own_source.empty() ? nlohmann::json() : nlohmann::json(m.job_own_source);
   j["budget_gib"] = Opt(m.budget_gib);
   j["planned_peak_gib"] = Opt(m.planned_peak_gib);
   j["guard_floor_gib"] = Opt(m.guard_floor_gib);

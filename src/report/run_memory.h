@@ -24,6 +24,10 @@ struct RunMemory {
   /// From the plan of `run --plan-args` (plan.json's budget), GiB; absent without one.
   std::optional<double> budget_gib, planned_peak_gib;
   std::optional<double> guard_floor_gib;  ///< the floor the guard acted on
+  /// The job's own memory, GiB (its cgroup's peak, else its resident size at the guard's stop;
+  /// CPU-side pages, not the driver's GPU allocations), and where it came from; absent: not recorded.
+  std::optional<double> job_own_gib;
+  std::string job_own_source;
   memory::Ladder ladder;
   std::string plan_note;  ///< why the run's plan could not be rebuilt ("" when there was none or it was)
   std::string headline;  ///< "the job took 97.0 GiB of the pool at its peak, against a 90.0 GiB budget ..."
@@ -40,7 +44,8 @@ std::string RunMemoryText(const RunMemory& m);
 /// Keys: trigger, advice ("oom": the OOM ladder; "driver_error" or "fragmentation": the advice after a
 /// driver-side stop, memory::BuildDriverErrorLadder), stop_reason (null without a guard stop), oom (OomSignatureJson,
 /// null for a guard stop), start_available_gib, lowest_available_gib, pool_peak_gib, gpu_peak_gib, budget_gib,
-/// planned_peak_gib, guard_floor_gib (null when absent), headline, next_step, why, steps [{step, title, detail}].
+/// planned_peak_gib, guard_floor_gib, job_own_gib, job_own_source (null when absent), headline, next_step, why, steps
+/// [{step, title, detail}].
 nlohmann::json RunMemoryJson(const RunMemory& m);
 
 /// [{step, title, detail}] of the ladder's four steps (`oom --json`, `analyze`'s memory).

@@ -281,3 +281,59 @@ TEST(RunMemory, RunAndAnalyzeTellTheOomWithThePlansNumbers) {
 
 }  // namespace
 }  // namespace sparkops
+
+namespace sparkops {
+namespace {
+
+// Issue 30, item 7: on a shared host the pool's fall is not the job's; a flush of cache that
+// MemAvailable already counts does not lift the guard's floor.
+TEST(RunMemoryShared, TheJobsOwnMemoryAndAFlushOnlyWhenItLiftsMemAvailable) {
+  struct Case {
+    double free_gib, cache_gib, available_gib;  // the first sample
+    int next;                                    // the step to take
+    const char* detail_has;
+  } cases[] = {
+      {2.0, 15.0, 16.8, 2, "already counts all but 0.2 GiB of it, so a flush would not lift it"},
+      {2.0, 15.0, 5.0, 1, "a flush would lift MemAvailable by about 12.0 GiB"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.detail_has);
+    AnalysisResult r;
+    r.in.dir = "/runs/shared";
+    ThermalSeries s;
+    for (int i = 0; i < 3; ++i) {
+      ThermalRow row;
+      row.t_ms = 1000 * i;
+      row.mem_available_gib = c.available_gib - 0.9 * i;  // the pool falls 1.8 GiB
+      row.page_cache_gib = c.cache_gib;
+      row.mem_free_gib = c.free_gib;
+      s.rows.push_back(row);
+    }
+    r.thermal = s;
+    r.events.push_back({1500,
+                        "memory_guard",
+                        {{"action", "terminate"}, {"reason", "min_available"}, {"min_available_bytes", 1 * kGiB}}});
+    r.events.push_back(
+        {1600,
+         "exit",
+         {{"code", 143}, {"cgroup_memory_peak_bytes", 1.47 * kGiB}, {"cgroup_memory_peak_source", "memory.peak"}}});
+    auto m = DescribeRunMemory(r, OomSignature{}, std::nullopt);
+    ASSERT_TRUE(m);
+    EXPECT_EQ(m->ladder.next, c.next);
+    EXPECT_NE(m->ladder.steps.at(0).detail.find(c.detail_has), std::string::npos) << m->ladder.steps.at(0).detail;
+    EXPECT_NE(m->headline.find("the pool fell by 1.8 GiB at its lowest"), std::string::npos) << m->headline;
+    EXPECT_NE(m->headline.find("the job's own processes held 1.5 GiB (its cgroup's memory.peak)"), std::string::npos)
+        << m->headline;
+    EXPECT_NE(m->headline.find("0.3 GiB of the fall was other processes"), std::string::npos) << m->headline;
+    EXPECT_NEAR(RunMemoryJson(*m)["job_own_gib"].get<double>(), 1.47, 1e-9);
+    // the same numbers after a CUDA allocation failed: what CUDA reports free leaves the cache out
+    auto cuda = DescribeRunMemory(r, TorchOom(), std::nullopt);
+    ASSERT_TRUE(cuda);
+    EXPECT_EQ(cuda->ladder.next, 1);
+    EXPECT_NE(cuda->ladder.steps.at(0).detail.find("what CUDA reports free on GB10 leaves the cache out"),
+              std::string::npos);
+  }
+}
+
+}  // namespace
+}  // namespace sparkops
