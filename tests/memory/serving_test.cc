@@ -203,6 +203,24 @@ TEST(ServeWeights, QuantisedFormats) {
   EXPECT_DOUBLE_EQ(f->weights, kept * 2 + (8030261248.0 - kept));
 }
 
+// GGUF averages against llama.cpp's own figures: ggml's block sizes (Q4_0 18 B and Q8_0 34 B per
+// 32 weights, Q6_K 210 B per 256) and the quantize README's Llama-3.1-8B table (bits/weight of the
+// whole file). Q4_0 is not in that table: llama-quant.cpp makes output.weight Q6_K, so the file
+// averages above the 4.5 of its blocks.
+TEST(ServeWeights, GgufBitsMatchLlamaCpp) {
+  auto bits = [](const char* name) { return ParseWeightsDtype(name, Engine::kLlamacpp)->bits; };
+  EXPECT_NEAR(bits("q8_0"), 8.5008, 0.01);  // 34 B / 32 weights = 8.5
+  EXPECT_NEAR(bits("q6_k"), 6.5633, 0.01);  // 210 B / 256 = 6.5625
+  EXPECT_NEAR(bits("q5_k_m"), 5.7036, 0.01);
+  EXPECT_NEAR(bits("q4_k_m"), 4.8944, 0.01);
+  EXPECT_NEAR(bits("f16"), 16.0005, 0.01);
+  const ParamCounts pc = CountParams(Spec("llama-3.1-8b"));
+  const double total = double(pc.total()), head = double(pc.head);
+  const double q4_0_file = ((total - head) * 18 * 8 / 32 + head * 210 * 8 / 256) / total;
+  EXPECT_NEAR(q4_0_file, 4.635, 0.005);
+  EXPECT_NEAR(bits("q4_0"), q4_0_file, 0.01);
+}
+
 }  // namespace
 }  // namespace sparkops::memory
 
