@@ -18,6 +18,12 @@ std::string EnergySentence(const AnalysisResult& r) {
   return o;
 }
 
+std::string SlowdownEnergySentence(const SlowdownEvent& e) {
+  if (!e.energy) return "";
+  return fmt::format("{:.3g} Wh over its {} steps, {:+.3g} Wh against the baseline's {:.3g} Wh/step", e.energy->wh,
+                     e.energy->steps, e.energy->ExtraWh(), e.energy->baseline_wh_per_step);
+}
+
 std::string EnergyText(const AnalysisResult& r) {
   std::string s = EnergySentence(r);
   return s.empty() ? s : "energy   " + s + "\n";
