@@ -19,7 +19,7 @@ std::string EnergySentence(const AnalysisResult& r);
 /// +4.1 Wh against the baseline's 0.1 Wh/step"; "" when absent. analyze's text and the HTML report.
 std::string SlowdownEnergySentence(const SlowdownEvent& e);
 /// {"energy_wh", "scope", "source", "gpu_wh", "gpu_source", "system_wh", "system_source", "seconds",
-/// "steps", "wh_per_step", "tokens", "wh_per_1k_tokens", "price_per_kwh", "cost"} (absent figures
+/// "steps", "wh_per_step", "tokens", "tokens_source", "wh_per_1k_tokens", "price_per_kwh", "cost"} (absent figures
 /// omitted), or null.
 nlohmann::json EnergyJson(const AnalysisResult& r);
 
