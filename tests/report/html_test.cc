@@ -55,8 +55,11 @@ TEST(HtmlReport, LegendNamesEachDrawnCauseOnceWithItsColourAndHelp) {
   const CauseInfo& thermal = CauseFor("thermal");
   EXPECT_NE(part.find(fmt::format("background:{}\">thermal</span>", thermal.colour)), std::string::npos) << part;
   EXPECT_NE(part.find(std::string(thermal.help).substr(0, 20)), std::string::npos) << part;
-  for (const CauseInfo& c : Causes())  // only the causes a band is drawn for
-    if (c.name != "thermal") EXPECT_EQ(part.find(">" + std::string(c.name) + "</span>"), std::string::npos) << c.name;
+  for (const CauseInfo& c : Causes()) {  // only the causes a band is drawn for
+    if (c.name != "thermal") {
+      EXPECT_EQ(part.find(">" + std::string(c.name) + "</span>"), std::string::npos) << c.name;
+    }
+  }
   // a steady run draws no band, so no legend
   TempDir d2;
   EXPECT_EQ(ReadFileOrDie(WriteReport(d2, "steady_eval")).find("class=\"legend"), std::string::npos);
