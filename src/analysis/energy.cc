@@ -77,6 +77,23 @@ std::optional<double> ScopeWh(const ThermalSeries& th, int64_t t0, int64_t t1, b
   return *j / 3600.0;
 }
 
+/// The rise of a running token count over [t0, t1]: each consecutive pair's rise shared out by
+/// the part of its interval inside the span. A pair whose count went back is skipped. Absent
+/// when nothing rose in the span.
+std::optional<double> TokensSeenIn(const std::vector<StepSeries::TokensSeen>& seen, int64_t t0, int64_t t1) {
+  double tokens = 0;
+  for (size_t i = 1; i < seen.size(); ++i) {
+    const auto &p = seen[i - 1], &q = seen[i];
+    if (q.t_ms <= p.t_ms || q.tokens <= p.tokens) continue;
+    const int64_t a = std::max(p.t_ms, t0), b = std::min(q.t_ms, t1);
+    if (b > a)
+      tokens +=
+          static_cast<double>(q.tokens - p.tokens) * static_cast<double>(b - a) / static_cast<double>(q.t_ms - p.t_ms);
+  }
+  if (tokens > 0) return tokens;
+  return std::nullopt;
+}
+
 }  // namespace
 
 std::optional<SlowdownEnergy> EnergyOfSlowdown(const ThermalSeries& thermal, const StepSeries& steps,
@@ -133,7 +150,9 @@ std::optional<RunEnergy> EnergyOfRun(const ThermalSeries& thermal, const StepSer
         if (p->t_ms != kNoTime && (p - 1)->t_ms != kNoTime && p->t_ms > (p - 1)->t_ms && std::isfinite(p->direct) &&
             p->direct > 0)
           tokens += static_cast<double>(p->t_ms - (p - 1)->t_ms) / 1000.0 / static_cast<double>(p->direct);
-      if (tokens > 0) e.tokens = tokens;
+      if (tokens > 0) e.tokens = tokens, e.tokens_source = "tokens/s x time";
+    } else if (auto seen = TokensSeenIn(steps.tokens_seen, t0, t1)) {
+      e.tokens = *seen, e.tokens_source = "num_input_tokens_seen";
     }
   } else if (!steps.has_times() && !steps.points.empty()) {
     e.steps = steps.points.back().step;  // no times in the log: the whole run over every step seen

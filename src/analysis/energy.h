@@ -31,8 +31,13 @@ struct RunEnergy {
   std::optional<double> WhPerStep() const;
   /// Tokens processed in the span, where the log prints tokens/s and no step time
   /// (StepSeries::direct_is_s_per_token): the sum over consecutive steps of the time between them ×
-  /// the later one's tokens/s. Absent otherwise.
+  /// the later one's tokens/s; else from HF Trainer's running count (StepSeries::tokens_seen).
+  /// Absent otherwise.
   std::optional<double> tokens;
+  /// Where `tokens` came from: "tokens/s x time" (above) or, for HF Trainer logs without a
+  /// token rate, "num_input_tokens_seen" (the rise of its running count over the span, shared out
+  /// by time between logging steps; a count going back, a resume, is not counted).
+  std::string tokens_source;
   /// Total Wh / (tokens / 1000); absent without tokens or a total.
   std::optional<double> WhPer1kTokens() const;
 };

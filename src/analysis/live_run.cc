@@ -6,8 +6,9 @@
 #include <cmath>
 #include <vector>
 
+#include "analysis/energy.h"
 #include "analysis/slowdown.h"
-#include "analysis/step_series.h"
+#include "analysis/thermal.h"
 #include "base/json_parse.h"
 
 namespace sparkops {
@@ -46,14 +47,14 @@ std::optional<double> EventBaseline(std::string_view events) {
 
 }  // namespace
 
-void ReadLiveRunSteps(std::string_view train_tail, std::string_view events_tail, const LocalZone& zone,
-                      RunProgress* run) {
-  const StepSeries series = ParseStepLog(train_tail, zone);
+StepSeries ReadLiveRunSteps(std::string_view train_tail, std::string_view events_tail, const LocalZone& zone,
+                            RunProgress* run) {
+  StepSeries series = ParseStepLog(train_tail, zone);
   const auto& pts = series.points;
   run->total_steps = series.total_steps;
   if (pts.empty()) {
     run->verdict = "no steps yet";
-    return;
+    return series;
   }
   run->step = pts.back().step;
   DetectOptions opt;
@@ -71,18 +72,48 @@ void ReadLiveRunSteps(std::string_view train_tail, std::string_view events_tail,
   if (base && std::isfinite(now)) run->ratio = now / *base;
   if (!base || !run->ratio) {
     run->verdict = "too few steps";
-    return;
+    return series;
   }
   // An episode still open at the end (not recovered, reaching the last points) is a slowdown now.
   if (!d.slowdowns.empty()) {
     const Slowdown& s = d.slowdowns.back();
     if (!s.recovered && s.last + opt.window >= pts.size() && s.first < pts.size()) {
       run->verdict = fmt::format("slowdown x{:.2f} since step {}", *run->ratio, pts[s.first].step);
-      return;
+      return series;
     }
   }
   const double threshold = d.ran && d.threshold_ratio > 0 ? d.threshold_ratio : opt.ratio;
   run->verdict = *run->ratio >= threshold ? fmt::format("slower x{:.2f} (forming)", *run->ratio) : "steady";
+  return series;
+}
+
+void ReadLiveRunEnergy(std::string_view header, std::string_view rows, const StepSeries& steps, const LocalZone& zone,
+                       RunProgress* run) {
+  std::string text;
+  if (!header.empty()) {
+    text.reserve(header.size() + 1 + rows.size());
+    text.append(header).append("\n");
+  }
+  text.append(rows);
+  auto thermal = ParseThermalCsv(text, "thermal.csv", zone);
+  if (!thermal) {
+    run->energy_note = thermal.error().message;
+    return;
+  }
+  auto all = EnergyOfRun(*thermal, StepSeries{});
+  const EnergyFigure* total = all ? all->Total() : nullptr;
+  if (!total) {
+    run->energy_note = header.empty() ? "no power readings in thermal.csv" : "no power readings in thermal.csv's tail";
+    return;
+  }
+  run->energy_wh = total->wh;
+  run->energy_source = total->source;
+  run->energy_span_s = all->seconds;
+  run->energy_from_start = header.empty();
+  if (auto per = EnergyOfRun(*thermal, steps)) {
+    run->wh_per_step = per->WhPerStep();
+    run->wh_per_1k_tokens = per->WhPer1kTokens();
+  }
 }
 
 std::string LiveRunCommand(std::string_view meta_json, size_t max_chars) {

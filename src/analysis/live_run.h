@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "analysis/localtime.h"
+#include "analysis/step_series.h"
 
 namespace sparkops {
 
@@ -33,13 +34,30 @@ struct RunProgress {
   /// "no steps yet", "too few steps", "steady", "slower xR (forming)", "slowdown xR since step N".
   std::string verdict;
   std::string note;                  ///< why figures are absent (e.g. train.log not readable: why)
+  // Energy (docs/top.md "RUNS"), from the part of thermal.csv read (analysis/energy.h's figures,
+  // the run's widest scope: the system where spbm is there, else the GPU). Absent, never 0,
+  // without power readings; `energy_note` then says why.
+  std::optional<double> energy_wh;   ///< over the samples read: energy_span_s of them
+  std::string energy_source;         ///< EnergyFigure::source ("nvml energy counter", ...)
+  double energy_span_s = 0;          ///< seconds between the first and last sample read
+  bool energy_from_start = false;    ///< thermal.csv was read whole: energy_wh is the run's so far
+  /// Wh per step and per 1k tokens over the steps of the train.log tail inside those samples.
+  std::optional<double> wh_per_step, wh_per_1k_tokens;
+  std::string energy_note;
 };
 
 /// Fills `run`'s step figures and verdict from the end of its train.log (`train_tail`, whole
 /// records) and of its events.jsonl (`events_tail`, may be empty). `zone` reads the job's own
-/// timestamps (run's arrival times are UTC).
-void ReadLiveRunSteps(std::string_view train_tail, std::string_view events_tail, const LocalZone& zone,
-                      RunProgress* run);
+/// timestamps (run's arrival times are UTC). Returns the tail's steps (for ReadLiveRunEnergy).
+StepSeries ReadLiveRunSteps(std::string_view train_tail, std::string_view events_tail, const LocalZone& zone,
+                            RunProgress* run);
+
+/// Fills `run`'s energy figures from thermal.csv's `header` line and the whole lines after it that
+/// were read (`rows`: the file's tail; when `header` is empty, `rows` is the whole file, header
+/// included, and the figure is the run's so far), with `steps` (ReadLiveRunSteps' answer) for the
+/// Wh per step. Uses EnergyOfRun: the counter's rise, else the integral of power (said in the source).
+void ReadLiveRunEnergy(std::string_view header, std::string_view rows, const StepSeries& steps, const LocalZone& zone,
+                       RunProgress* run);
 
 /// meta.json's argv joined by spaces, at most `max_chars` (cut with "..."); "" when absent.
 std::string LiveRunCommand(std::string_view meta_json, size_t max_chars = 200);

@@ -27,7 +27,7 @@ void ParseHfDict(std::string_view s, StepLine& r) {
   // each (where a substring search per key would), instead of five searches over the line.
   constexpr auto npos = std::string_view::npos;
   bool eval = false, summary = false;
-  size_t step = npos, loss = npos, train_loss = npos;  // where the number after the key starts
+  size_t step = npos, loss = npos, train_loss = npos, seen = npos;  // where the number after the key starts
   auto key = [&](size_t i, std::string_view k, size_t* pos) {
     if (*pos == npos && s.compare(i, k.size(), k) == 0) *pos = i + k.size();
   };
@@ -36,6 +36,7 @@ void ParseHfDict(std::string_view s, StepLine& r) {
       case 'e': eval = eval || s.compare(i, 6, "'eval_") == 0; break;
       case 's': key(i, "'step': ", &step); break;
       case 'l': key(i, "'loss': ", &loss); break;
+      case 'n': key(i, "'num_input_tokens_seen': ", &seen); break;
       case 't':
         summary = summary || s.compare(i, 15, "'train_runtime'") == 0;
         key(i, "'train_loss': ", &train_loss);
@@ -46,8 +47,12 @@ void ParseHfDict(std::string_view s, StepLine& r) {
     r.kind = StepLine::Kind::kEval;
     return;
   }
-  if (summary) return;  // end-of-training summary
+  // The end-of-training summary has `train_runtime` and `train_loss`; transformers 5 adds
+  // `train_runtime` (and `train_tokens_per_second`, since the start) to every logging step's dict
+  // when include_num_input_tokens_seen is on, and that one has its `loss`.
+  if (summary && loss == npos) return;
   auto number_at = [&](size_t pos) { return pos == npos ? std::nullopt : ParseNumberPrefix(s.substr(pos)); };
+  r.tokens_seen = AsCount(number_at(seen));
   r.step = AsCount(number_at(step));
   r.loss = number_at(loss);
   if (!r.loss) r.loss = number_at(train_loss);

@@ -29,6 +29,9 @@ struct StepLine {
   std::optional<double> throughput;    ///< items per second (samples or tokens), when that is all
   bool throughput_is_tokens = false;   ///< `throughput` is tokens per second (per GPU where the log says so)
   std::optional<double> loss;          ///< training loss
+  /// HF Trainer's `num_input_tokens_seen` (include_num_input_tokens_seen): tokens since training
+  /// started, a running count (a resume restores it from the checkpoint)
+  std::optional<int64_t> tokens_seen;
   std::string_view timestamp;          ///< the line's own timestamp text ("" when none)
   std::optional<double> unix_time_s;   ///< a numeric Unix timestamp (JSON `_timestamp`), seconds
   std::optional<int> rank;             ///< rank prefix ([rank1]:, [RANK:1], [Rank 1]) when present

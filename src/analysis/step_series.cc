@@ -48,6 +48,7 @@ void StepEvent::Set(const StepLine& l) {
   };
   put(step_, l.step, kHasStep);
   put(total_, l.total, kHasTotal);
+  if (!l.total) put(total_, l.tokens_seen, kHasTokensSeen);
   put(loss_, l.loss, kHasLoss);
   direct_ = NAN;
   inverse = false;
@@ -119,6 +120,7 @@ void StepSeriesBuilder::Apply(const StepEvent& l) {
   if (*l.format && std::find(formats_.begin(), formats_.end(), l.format) == formats_.end())
     formats_.push_back(l.format);
   int64_t last_step = s_.points.empty() ? -1 : s_.points.back().step;
+  if (auto n = l.tokens_seen(); n && t != kNoTime) s_.tokens_seen.push_back({t, *n});
   auto mark = [&](uint8_t kind) {
     pending_flags_ |= kind;
     if (!s_.markers.empty() && s_.markers.back().kind == kind && s_.markers.back().step == last_step) return;

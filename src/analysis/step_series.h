@@ -51,6 +51,13 @@ struct StepSeries {
   bool direct_is_s_per_token = false;
   std::string time_source;   ///< "log timestamps", "arrival times (train.log)", "none"
   std::optional<int64_t> total_steps;
+  /// HF Trainer's running token count (StepLine::tokens_seen) at each logging step with a time, in
+  /// log order: the tokens of a span where the log prints no tokens/s (analysis/energy.h).
+  struct TokensSeen {
+    int64_t t_ms = 0;
+    int64_t tokens = 0;
+  };
+  std::vector<TokensSeen> tokens_seen;
   uint64_t lines = 0, bytes = 0, ignored_rank_lines = 0;
   bool has_times() const;
 };
@@ -80,19 +87,21 @@ struct StepEvent {
   void Set(const StepLine& l);
   std::optional<int64_t> step() const { return Get(kHasStep, step_); }
   std::optional<int64_t> total() const { return Get(kHasTotal, total_); }
+  std::optional<int64_t> tokens_seen() const { return Get(kHasTokensSeen, total_); }
   std::optional<float> loss() const { return Get(kHasLoss, loss_); }
   /// The printed cost per step: a step time > 0, else 1/throughput for a throughput > 0, else NaN.
   float direct() const { return direct_; }
 
  private:
-  enum : uint8_t { kHasStep = 1, kHasTotal = 2, kHasLoss = 4 };
+  enum : uint8_t { kHasStep = 1, kHasTotal = 2, kHasLoss = 4, kHasTokensSeen = 8 };
   template <class T>
   std::optional<T> Get(uint8_t bit, T v) const {
     return (has_ & bit) ? std::optional<T>(v) : std::nullopt;
   }
   uint8_t has_ = 0;
   float direct_ = NAN, loss_ = 0;
-  int64_t step_ = 0, total_ = 0;
+  int64_t step_ = 0;
+  int64_t total_ = 0;  ///< the total, else the tokens seen (StepLine::tokens_seen; a line with a total keeps it)
 };
 
 /// Parses one output record (already split on '\r'; `arrival_ms` kNoTime when unknown) into

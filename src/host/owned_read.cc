@@ -7,6 +7,7 @@
 #include <sys/vfs.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <utility>
@@ -149,10 +150,13 @@ Result<std::string> ReadForProcess(const HostFs& fs, std::string_view host_path,
   return data;
 }
 
-Result<std::string> ReadTailForProcess(const HostFs& fs, std::string_view host_path, uint32_t owner_uid,
-                                       size_t max_bytes, bool* cut) {
+namespace {
+
+/// `max_bytes` of a regular file of `owner_uid`'s (ReadForProcess' checks): its last ones when
+/// `tail`, else its first ones. `*size` receives the file's size.
+Result<std::string> ReadEnd(const HostFs& fs, std::string_view host_path, uint32_t owner_uid, size_t max_bytes,
+                            bool tail, uint64_t* size) {
   const std::string name(host_path);
-  if (cut) *cut = false;
   if (ReadBudgetSpent()) return InputError(name + ": not read, the collection's read budget is spent");
   std::string last;
   auto dir = OpenParent(fs.root(), host_path, &last);
@@ -160,13 +164,14 @@ Result<std::string> ReadTailForProcess(const HostFs& fs, std::string_view host_p
   struct stat st {};
   auto checked = OpenChecked(dir->get(), last, name, S_IFREG, owner_uid, &st);
   if (!checked) return std::unexpected(checked.error());
-  const uint64_t size = static_cast<uint64_t>(st.st_size);
-  const uint64_t from = size > max_bytes ? size - max_bytes : 0;
-  if (!ReserveRead(size - from))
+  *size = static_cast<uint64_t>(st.st_size);
+  const uint64_t from = tail && *size > max_bytes ? *size - max_bytes : 0;
+  const uint64_t want = std::min<uint64_t>(*size - from, max_bytes);
+  if (!ReserveRead(want))
     return InputError(name + ": not read, larger than what is left of the collection's read budget");
   auto fd = Reopen(dir->get(), last, name, 0, st);
   if (!fd) return std::unexpected(fd.error());
-  std::string data(static_cast<size_t>(size - from), '\0');
+  std::string data(static_cast<size_t>(want), '\0');
   size_t got = 0;
   while (got < data.size()) {
     ssize_t n = ::pread(fd->get(), data.data() + got, data.size() - got, static_cast<off_t>(from + got));
@@ -176,11 +181,34 @@ Result<std::string> ReadTailForProcess(const HostFs& fs, std::string_view host_p
     got += static_cast<size_t>(n);
   }
   data.resize(got);
-  if (from > 0) {  // the first line is likely a piece: start after it
-    const size_t nl = data.find('\n');
-    data.erase(0, nl == std::string::npos ? data.size() : nl + 1);
+  return data;
+}
+
+}  // namespace
+
+Result<std::string> ReadTailForProcess(const HostFs& fs, std::string_view host_path, uint32_t owner_uid,
+                                       size_t max_bytes, bool* cut) {
+  if (cut) *cut = false;
+  uint64_t size = 0;
+  auto data = ReadEnd(fs, host_path, owner_uid, max_bytes, true, &size);
+  if (!data) return data;
+  if (size > max_bytes) {  // the first line is likely a piece: start after it
+    const size_t nl = data->find('\n');
+    data->erase(0, nl == std::string::npos ? data->size() : nl + 1);
     if (cut) *cut = true;
   }
+  return data;
+}
+
+Result<std::string> ReadFirstLineForProcess(const HostFs& fs, std::string_view host_path, uint32_t owner_uid,
+                                            size_t max_bytes) {
+  uint64_t size = 0;
+  auto data = ReadEnd(fs, host_path, owner_uid, max_bytes, false, &size);
+  if (!data) return data;
+  const size_t nl = data->find('\n');
+  if (nl == std::string::npos)
+    return InputError(fmt::format("{}: no whole first line in its first {} bytes", host_path, max_bytes));
+  data->resize(nl > 0 && (*data)[nl - 1] == '\r' ? nl - 1 : nl);
   return data;
 }
 

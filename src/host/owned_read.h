@@ -25,6 +25,10 @@ Result<std::string> ReadForProcess(const HostFs& fs, std::string_view host_path,
 /// line when earlier bytes were left out (`*cut` says so; may be null). For logs that grow.
 Result<std::string> ReadTailForProcess(const HostFs& fs, std::string_view host_path, uint32_t owner_uid,
                                        size_t max_bytes, bool* cut = nullptr);
+/// The first line of a regular file of `owner_uid`'s (the same checks), without its line end,
+/// reading at most `max_bytes`: an Input error when no line ends within them (a CSV's header).
+Result<std::string> ReadFirstLineForProcess(const HostFs& fs, std::string_view host_path, uint32_t owner_uid,
+                                            size_t max_bytes);
 /// The entry names of a directory of `owner_uid`'s (not "." or ".."), under the same rules.
 Result<std::vector<std::string>> ListOwned(const HostFs& fs, std::string_view host_path, uint32_t owner_uid);
 /// The owner of `host_path` itself (lstat: a link's own owner); nullopt when it is not there.

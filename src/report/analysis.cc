@@ -117,9 +117,7 @@ std::string RenderAnalysisText(const AnalysisResult& r) {
     if (!s.cost_is_inverse_throughput)
       o += fmt::format("   time lost:  ~{:.0f} s{}\n", e.s.lost,
                        e.s.parts > 1 ? fmt::format(" ({} stretches split by short gaps, merged)", e.s.parts) : "");
-    if (e.energy)  // issue 37
-      o += fmt::format("   energy:     {:.3g} Wh over its {} steps, {:+.3g} Wh against the baseline's {:.3g} Wh/step\n",
-                       e.energy->wh, e.energy->steps, e.energy->ExtraWh(), e.energy->baseline_wh_per_step);
+    if (std::string en = SlowdownEnergySentence(e); !en.empty()) o += "   energy:     " + en + "\n";  // issue 37
     for (auto& x : e.cls.evidence) o += "   evidence:   " + x + "\n";
     for (auto& x : e.cls.also) o += "   also seen:  " + x + "\n";
     for (auto& x : e.cls.ruled_out) o += "   ruled out:  " + x + "\n";

@@ -13,9 +13,16 @@ std::string EnergySentence(const AnalysisResult& r) {
   if (e.system && e.gpu) o += fmt::format("; GPU {:.2f} Wh ({})", e.gpu->wh, e.gpu->source);
   o += fmt::format("; over {:.0f} s", e.seconds);
   if (auto ps = e.WhPerStep()) o += fmt::format("; {:.4g} Wh/step over {} steps", *ps, e.steps);
-  if (auto pt = e.WhPer1kTokens()) o += fmt::format("; {:.4g} Wh per 1k tokens ({:.0f} tokens)", *pt, *e.tokens);
+  if (auto pt = e.WhPer1kTokens())
+    o += fmt::format("; {:.4g} Wh per 1k tokens ({:.0f} tokens, {})", *pt, *e.tokens, e.tokens_source);
   if (r.price_kwh) o += fmt::format("; cost {:.4g} at {:g}/kWh", t->wh / 1000.0 * *r.price_kwh, *r.price_kwh);
   return o;
+}
+
+std::string SlowdownEnergySentence(const SlowdownEvent& e) {
+  if (!e.energy) return "";
+  return fmt::format("{:.3g} Wh over its {} steps, {:+.3g} Wh against the baseline's {:.3g} Wh/step", e.energy->wh,
+                     e.energy->steps, e.energy->ExtraWh(), e.energy->baseline_wh_per_step);
 }
 
 std::string EnergyText(const AnalysisResult& r) {
@@ -39,7 +46,8 @@ nlohmann::json EnergyJson(const AnalysisResult& r) {
   j["seconds"] = e.seconds;
   j["steps"] = e.steps;
   if (auto ps = e.WhPerStep()) j["wh_per_step"] = *ps;
-  if (auto pt = e.WhPer1kTokens()) j["wh_per_1k_tokens"] = *pt, j["tokens"] = *e.tokens;
+  if (auto pt = e.WhPer1kTokens())
+    j["wh_per_1k_tokens"] = *pt, j["tokens"] = *e.tokens, j["tokens_source"] = e.tokens_source;
   if (r.price_kwh) {
     j["price_per_kwh"] = *r.price_kwh;
     j["cost"] = t->wh / 1000.0 * *r.price_kwh;

@@ -15,8 +15,11 @@ namespace sparkops {
 std::string EnergyText(const AnalysisResult& r);
 /// The same figures without the "energy   " label and line end (the HTML report's line); "" likewise.
 std::string EnergySentence(const AnalysisResult& r);
+/// What one slowdown cost (SlowdownEvent::energy, analysis/energy.h): "8.2 Wh over its 41 steps,
+/// +4.1 Wh against the baseline's 0.1 Wh/step"; "" when absent. analyze's text and the HTML report.
+std::string SlowdownEnergySentence(const SlowdownEvent& e);
 /// {"energy_wh", "scope", "source", "gpu_wh", "gpu_source", "system_wh", "system_source", "seconds",
-/// "steps", "wh_per_step", "tokens", "wh_per_1k_tokens", "price_per_kwh", "cost"} (absent figures
+/// "steps", "wh_per_step", "tokens", "tokens_source", "wh_per_1k_tokens", "price_per_kwh", "cost"} (absent figures
 /// omitted), or null.
 nlohmann::json EnergyJson(const AnalysisResult& r);
 

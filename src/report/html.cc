@@ -363,6 +363,7 @@ std::string RenderHtmlReport(const AnalysisResult& r, const RunMemory* memory) {
         CauseColor(e.cls.cause), Esc(e.cls.cause), i + 1, e.start_step, e.end_step, ShortTime(e.t0), ShortTime(e.t1),
         e.s.ratio, e.s.recovered ? " · recovered" : " · not recovered");
     h += "<ul>";
+    if (std::string en = SlowdownEnergySentence(e); !en.empty()) h += "<li>energy: " + Esc(en) + "</li>";  // issue 37
     for (auto& x : e.cls.evidence) h += "<li>" + Esc(x) + "</li>";
     for (auto& x : e.cls.also) h += "<li>also seen: " + Esc(x) + "</li>";
     h += "</ul><div class=\"muted\">Ruled out: ";

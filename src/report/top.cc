@@ -142,7 +142,21 @@ std::optional<int64_t> RunMargin(const TopFrame& f, const RunProgress& r) {
   return static_cast<int64_t>(*f.sample.mem->available) - static_cast<int64_t>(r.min_available_bytes);
 }
 
-/// The RUNS pane: two lines per live run; nothing when no run advertises itself.
+/// "4.17 Wh since start, 0.0371 Wh/step" or "1.20 Wh last 95m, ...": the run's energy figures.
+std::string RunEnergyText(const RunProgress& r) {
+  auto wh = [](double v) {
+    return fmt::format(fmt::runtime(v < 0.1 ? "{:.4f}" : v < 10 ? "{:.3f}" : v < 1000 ? "{:.1f}" : "{:.0f}"), v);
+  };
+  std::string out = wh(*r.energy_wh) + " Wh ";
+  if (r.energy_from_start) out += "since start";
+  else if (r.energy_span_s < 5400) out += fmt::format("last {:.0f}m", r.energy_span_s / 60);
+  else out += fmt::format("last {:.1f}h", r.energy_span_s / 3600);
+  if (r.wh_per_step) out += ", " + wh(*r.wh_per_step) + " Wh/step";
+  if (r.wh_per_1k_tokens) out += ", " + wh(*r.wh_per_1k_tokens) + " Wh/1k tok";
+  return out;
+}
+
+/// The RUNS pane: two lines per live run (a third with its energy); nothing when no run advertises itself.
 std::vector<std::string> RunLines(const TopFrame& f) {
   std::vector<std::string> out;
   if (f.runs.empty() && f.runs_ignored.empty()) return out;
@@ -165,6 +179,7 @@ std::vector<std::string> RunLines(const TopFrame& f) {
     if (!r.command.empty()) what += "  " + Printable(r.command);
     if (!r.note.empty()) what += "  (" + Printable(r.note) + ")";
     out.push_back(fmt::format("         {}  {}", margin, what));
+    if (r.energy_wh) out.push_back("         energy " + RunEnergyText(r));
   }
   return out;
 }
@@ -383,6 +398,13 @@ nlohmann::ordered_json TopToJson(const TopFrame& f) {
     x["min_available_bytes"] = r.min_available_bytes;
     if (auto m = RunMargin(f, r)) x["margin_bytes"] = *m;
     if (!r.note.empty()) x["note"] = r.note;
+    if (r.energy_wh) {
+      x["energy_wh"] = *r.energy_wh, x["energy_source"] = r.energy_source;
+      x["energy_span_s"] = r.energy_span_s, x["energy_from_start"] = r.energy_from_start;
+    }
+    if (r.wh_per_step) x["wh_per_step"] = *r.wh_per_step;
+    if (r.wh_per_1k_tokens) x["wh_per_1k_tokens"] = *r.wh_per_1k_tokens;
+    if (!r.energy_note.empty()) x["energy_note"] = r.energy_note;
     runs.push_back(std::move(x));
   }
   j["runs"] = runs;

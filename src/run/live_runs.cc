@@ -6,6 +6,33 @@
 
 namespace sparkops {
 
+namespace {
+
+/// The run's energy from the tail of its thermal.csv (and its header line when the tail leaves
+/// it out), under the same rules as train.log; why not, in `energy_note`.
+void ReadEnergy(const HostFs& fs, const guard::Ledger& l, const StepSeries& steps, const LocalZone& zone,
+                RunProgress* r) {
+  const std::string path = l.run_dir + "/thermal.csv";
+  bool cut = false;
+  auto rows = ReadTailForProcess(fs, path, l.owner_uid, kLiveRunThermalTailBytes, &cut);
+  if (!rows) {
+    r->energy_note = "thermal.csv not read: " + rows.error().message;
+    return;
+  }
+  std::string header;
+  if (cut) {
+    auto h = ReadFirstLineForProcess(fs, path, l.owner_uid, kLiveRunThermalHeaderBytes);
+    if (!h || h->empty()) {
+      r->energy_note = "thermal.csv's header not read: " + (h ? std::string("empty") : h.error().message);
+      return;
+    }
+    header = std::move(*h);
+  }
+  ReadLiveRunEnergy(header, *rows, steps, zone, r);
+}
+
+}  // namespace
+
 std::vector<RunProgress> ReadLiveRuns(const HostFs& fs, const std::vector<guard::Ledger>& ledgers,
                                       const LocalZone& zone, std::vector<std::string>* ignored) {
   std::vector<RunProgress> out;
@@ -29,7 +56,8 @@ std::vector<RunProgress> ReadLiveRuns(const HostFs& fs, const std::vector<guard:
       continue;
     }
     auto events = ReadTailForProcess(fs, l.run_dir + "/events.jsonl", l.owner_uid, kLiveRunEventsTailBytes);
-    ReadLiveRunSteps(*log, events ? std::string_view(*events) : std::string_view(), zone, &r);
+    const StepSeries steps = ReadLiveRunSteps(*log, events ? std::string_view(*events) : std::string_view(), zone, &r);
+    ReadEnergy(fs, l, steps, zone, &r);
     out.push_back(std::move(r));
   }
   std::sort(out.begin(), out.end(), [](const RunProgress& a, const RunProgress& b) { return a.pid < b.pid; });

@@ -137,8 +137,39 @@ TEST(Energy, WhPer1kTokensWhereTheLogPrintsTokensPerSecond) {
     EXPECT_NEAR(e["tokens"].get<double>(), 100000, 0.1) << e.dump();  // 1/500 kept as a float
     EXPECT_NEAR(e["wh_per_1k_tokens"].get<double>(), 0.1, 1e-6) << e.dump();
     auto t = testing::RunInProcess({"analyze", dir.path()}, {{"TZ", "UTC"}});
-    EXPECT_NE(t.out.find("; 0.1 Wh per 1k tokens (100000 tokens)"), std::string::npos) << t.out;
+    EXPECT_NE(t.out.find("; 0.1 Wh per 1k tokens (100000 tokens, tokens/s x time)"), std::string::npos) << t.out;
   }
+}
+
+// HF Trainer prints no tokens/s per step; with include_num_input_tokens_seen its logging dicts
+// carry the running count (transformers 5.x's printed form). Steps every 2 s (tqdm, 2.00s/it),
+// 1000 tokens a step, a dict every 10 steps; 200 s at 180 W system power: 10 Wh for 100k tokens.
+TEST(Energy, WhPer1kTokensFromHfTrainersNumInputTokensSeen) {
+  testing::TempDir dir;
+  std::string csv = "timestamp,power_w,sys_power_w\n";
+  auto iso = [](int64_t s) { return fmt::format("2026-11-29T10:{:02}:{:02}.000Z", s / 60, s % 60); };
+  for (int s = 0; s <= 360; s += 10) csv += fmt::format("{},90.0,180.0\n", iso(s));
+  dir.Write("thermal.csv", csv);
+  std::string log;
+  for (int k = 1; k <= 101; ++k) {
+    const int64_t t = 63 + 2 * (k - 1);
+    log += fmt::format("{}\te\t{:3}%|#    | {}/101 [00:00<00:00,  2.00s/it]\n", iso(t), k * 100 / 101, k);
+    if (k % 10 == 1)
+      log += fmt::format(
+          "{}\to\t{{'loss': '2.007', 'grad_norm': '2.271', 'learning_rate': '1.9e-05', 'epoch': '0.25', "
+          "'num_input_tokens_seen': {}, 'train_runtime': '{}', 'train_tokens_per_second': '500'}}\n",
+          iso(t), 1000 * k, t - 61);
+  }
+  dir.Write("train.log", log);
+  auto j = testing::RunInProcess({"analyze", dir.path(), "--json"}, {{"TZ", "UTC"}});
+  ASSERT_EQ(j.rc, 0) << j.err;
+  auto e = nlohmann::json::parse(j.out)["energy"];
+  EXPECT_NEAR(e["energy_wh"].get<double>(), 10.0, 1e-9) << e.dump();
+  EXPECT_NEAR(e["tokens"].get<double>(), 100000, 1e-6) << e.dump();
+  EXPECT_EQ(e["tokens_source"], "num_input_tokens_seen");
+  EXPECT_NEAR(e["wh_per_1k_tokens"].get<double>(), 0.1, 1e-9) << e.dump();
+  auto t = testing::RunInProcess({"analyze", dir.path()}, {{"TZ", "UTC"}});
+  EXPECT_NE(t.out.find("; 0.1 Wh per 1k tokens (100000 tokens, num_input_tokens_seen)"), std::string::npos) << t.out;
 }
 
 // Steps 1..60 every 2 s, then 61..100 every 4 s (a 2x slowdown) at a constant 180 W system power:

@@ -85,3 +85,56 @@ TEST(LiveRunSteps, CommandFromMetaJson) {
 
 }  // namespace
 }  // namespace sparkops
+
+namespace sparkops {
+namespace {
+
+// ReadLiveRunEnergy (issue 37): thermal.csv read whole (its header in `rows`) or as a header line
+// and a tail; the NVML counter's rise, the Wh per step over the tail's steps, and Wh per 1k tokens
+// from HF Trainer's running count.
+TEST(LiveRunEnergy, WholeFileOrHeaderAndTail) {
+  auto zone = LocalZone::Make("UTC");
+  ASSERT_TRUE(zone);
+  const std::string header = "timestamp,power_w,energy_j";
+  std::string rows;  // 100 W by the counter (power_w says 50: the counter wins), every 10 s for 200 s
+  for (int s = 0; s <= 200; s += 10)
+    rows += fmt::format("2026-11-29T10:{:02}:{:02}.000Z,50.0,{:.1f}\n", s / 60, s % 60, 1000.0 + 100.0 * s);
+  // Steps every 2 s from 10:00:10 to 10:02:10 (60 steps), a dict every 10 steps adding 10,000 tokens.
+  std::string log;
+  for (int k = 0; k <= 60; ++k) {
+    const int s = 10 + 2 * k;
+    const std::string ts = fmt::format("2026-11-29T10:{:02}:{:02}.000Z", s / 60, s % 60);
+    log += fmt::format("{}\te\t{:3}%|#    | {}/60 [00:00<00:00,  2.00s/it]\n", ts, k * 100 / 60, k);
+    if (k % 10 == 0)
+      log += fmt::format("{}\to\t{{'loss': 1.5, 'epoch': 0.5, 'num_input_tokens_seen': {}}}\n", ts, 1000 * k);
+  }
+  RunProgress r;
+  const StepSeries steps = ReadLiveRunSteps(log, "", *zone, &r);
+  ASSERT_EQ(r.step, 60);
+  ReadLiveRunEnergy("", header + "\n" + rows, steps, *zone, &r);
+  ASSERT_TRUE(r.energy_wh) << r.energy_note;
+  EXPECT_NEAR(*r.energy_wh, 100.0 * 200 / 3600, 1e-9);
+  EXPECT_EQ(r.energy_source, "nvml energy counter");
+  EXPECT_EQ(r.energy_span_s, 200);
+  EXPECT_TRUE(r.energy_from_start);
+  ASSERT_TRUE(r.wh_per_step);
+  EXPECT_NEAR(*r.wh_per_step, 100.0 * 2 / 3600, 1e-9);  // 2 s a step at 100 W
+  ASSERT_TRUE(r.wh_per_1k_tokens);
+  EXPECT_NEAR(*r.wh_per_1k_tokens, 100.0 * 120 / 3600 / 60, 1e-9);  // 120 s for 60,000 tokens
+
+  RunProgress tail;  // the last 100 s only, under the header read apart
+  ReadLiveRunEnergy(header, rows.substr(rows.find("2026-11-29T10:01:40")), steps, *zone, &tail);
+  ASSERT_TRUE(tail.energy_wh) << tail.energy_note;
+  EXPECT_FALSE(tail.energy_from_start);
+  EXPECT_EQ(tail.energy_span_s, 100);
+  EXPECT_NEAR(*tail.energy_wh, 100.0 * 100 / 3600, 1e-9);
+  EXPECT_NEAR(*tail.wh_per_step, 100.0 * 2 / 3600, 1e-9);
+
+  RunProgress none;  // no power readings: absent, and why
+  ReadLiveRunEnergy("", "timestamp,gpu_temp_c\n2026-11-29T10:00:00.000Z,60\n", steps, *zone, &none);
+  EXPECT_FALSE(none.energy_wh);
+  EXPECT_EQ(none.energy_note, "no power readings in thermal.csv");
+}
+
+}  // namespace
+}  // namespace sparkops

@@ -443,3 +443,40 @@ TEST(StepLine, ThroughputIsTokensOnlyWhereTheLogSaysTokens) {
 
 }  // namespace
 }  // namespace sparkops
+
+namespace sparkops {
+namespace {
+
+// Issue 37: HF Trainer's running token count (include_num_input_tokens_seen), in the forms
+// transformers prints it. 5.x (ProgressCallback.on_log: floats as '{:.4g}' strings, ints as they
+// are; Trainer.log adds num_input_tokens_seen and speed_metrics' train_runtime and
+// train_tokens_per_second to every logging step), 4.x (floats as repr; PrinterCallback prints the
+// same dict). The end-of-training summary (train_runtime, no loss) stays no step.
+TEST(StepLine, HfTrainerNumInputTokensSeen) {
+  struct Case {
+    const char* line;
+    StepLine::Kind kind;
+    std::optional<int64_t> seen;
+    std::optional<double> loss;
+  } cases[] = {
+      {"{'loss': '2.007', 'grad_norm': '2.271', 'learning_rate': '1.9e-05', 'epoch': '0.25', "
+       "'num_input_tokens_seen': 40960, 'train_runtime': '12.34', 'train_tokens_per_second': '3319'}",
+       StepLine::Kind::kLoss, 40960, 2.007},
+      {"{'loss': 1.2345, 'grad_norm': 0.87, 'learning_rate': 1.9e-05, 'epoch': 0.25, 'num_input_tokens_seen': 40960}",
+       StepLine::Kind::kLoss, 40960, 1.2345},
+      {"{'loss': '2.007', 'grad_norm': '2.271', 'learning_rate': '0', 'epoch': '0.006593'}", StepLine::Kind::kLoss,
+       std::nullopt, 2.007},
+      {"{'train_runtime': '231.3', 'train_samples_per_second': '8.647', 'train_steps_per_second': '4.323', "
+       "'train_loss': '0.7349', 'epoch': '3', 'num_input_tokens_seen': 409600}",
+       StepLine::Kind::kNone, std::nullopt, std::nullopt},
+  };
+  for (const auto& c : cases) {
+    StepLine l = ParseStepLine(c.line);
+    EXPECT_EQ(l.kind, c.kind) << c.line;
+    EXPECT_EQ(l.tokens_seen, c.seen) << c.line;
+    EXPECT_EQ(l.loss, c.loss) << c.line;
+  }
+}
+
+}  // namespace
+}  // namespace sparkops

@@ -42,6 +42,17 @@ std::string TrainLog() {
   return out;
 }
 
+/// thermal.csv of a run: `power_w` 100 W constant, a row every `every_s` s from `from` (seconds
+/// after 10:00:00 UTC, may be negative) to 10:02:30.
+std::string ThermalCsv(int from = 0, int every_s = 10) {
+  std::string out = "timestamp,gpu_temp_c,power_w,sm_clock_mhz,event\n";
+  for (int t = from; t <= 150; t += every_s) {
+    const int s = t + 3600;  // from 09:00:00
+    out += fmt::format("2026-11-29T{:02}:{:02}:{:02}.000Z,60,100.0,2400,\n", 9 + s / 3600, (s / 60) % 60, s % 60);
+  }
+  return out;
+}
+
 /// The GB10 fixture plus a live run: pid 3100 (the login shell's /proc entry copied, running as
 /// whoever runs the test, so the spool's ledger, owned by the same user, is believed), its guard
 /// ledger in /run/sparkops/runs naming `run_dir`, and the run directory at kRunDir.
@@ -74,6 +85,7 @@ class RunRoot {
  "pid": 3101})");
     dir_.Write(run + "/train.log", TrainLog());
     dir_.Write(run + "/events.jsonl", "");
+    dir_.Write(run + "/thermal.csv", ThermalCsv());
   }
   const std::string& path() const { return dir_.path(); }
   const std::string& ledger() const { return ledger_; }
@@ -113,7 +125,11 @@ TEST(TopRuns, OnceGoldenShowsTheRunItsStepSpeedVerdictAndMargin) {
   EXPECT_NE(r.out.find("step 90/200  2.00 s/step vs base 1.00  slowdown x2.00 since step 6"), std::string::npos)
       << r.out;
   // MemAvailable 113.1 GiB - the run's 16 GiB floor.
-  EXPECT_NE(r.out.find("guard margin 97.1G  /home/u/runs/llama  ./job.sh --epochs 3"), std::string::npos) << r.out;
+  // 100 W over the 150 s sampled: 4.17 Wh; over steps 1..90 (119 s, 89 steps): 0.0371 Wh/step.
+  EXPECT_NE(r.out.find("guard margin 97.1G  /home/u/runs/llama  ./job.sh --epochs 3\n"
+                       "         energy 4.167 Wh since start, 0.0371 Wh/step\n"),
+            std::string::npos)
+      << r.out;
 }
 
 TEST(TopRuns, JsonAddsRunsWithoutChangingTheSchema) {
@@ -138,6 +154,13 @@ TEST(TopRuns, JsonAddsRunsWithoutChangingTheSchema) {
   EXPECT_EQ(run["margin_bytes"], 118566368ll * 1024 - (16ll << 30));
   EXPECT_TRUE(j["runs_ignored"].empty());
   EXPECT_FALSE(j.contains("kernel"));  // no kernel log in the root
+  // Energy: 100 W over 150 s, thermal.csv read whole; per step over steps 1..90 (119 s).
+  EXPECT_NEAR(run["energy_wh"].get<double>(), 100.0 * 150 / 3600, 1e-6);
+  EXPECT_EQ(run["energy_source"], "integral of power_w");
+  EXPECT_EQ(run["energy_span_s"], 150);
+  EXPECT_EQ(run["energy_from_start"], true);
+  EXPECT_NEAR(run["wh_per_step"].get<double>(), 100.0 * 119 / 3600 / 89, 1e-6);
+  EXPECT_FALSE(run.contains("energy_note"));
 
   root.Write("dev/kmsg", testing::ReadFileOrDie(Fixture("wedge") + "/dev/kmsg"));
   j = nlohmann::ordered_json::parse(Top(root, "--json").out);
@@ -146,6 +169,40 @@ TEST(TopRuns, JsonAddsRunsWithoutChangingTheSchema) {
   ASSERT_EQ(j["kernel"]["recent"].size(), 4u) << j.dump();  // the last 4
   EXPECT_EQ(j["kernel"]["recent"][3]["kind"], "lockup");
   EXPECT_EQ(j["kernel"]["recent"][3]["usec"], 1990000042);
+}
+
+TEST(TopRuns, ALongThermalCsvIsReadAsItsHeaderAndTail) {
+  RunRoot root;  // a row a second from 09:30:00: ~2,000 rows, more than the 64 KiB tail
+  const std::string csv = ThermalCsv(-1800, 1);
+  ASSERT_GT(csv.size(), 64u << 10);
+  root.Write(std::string(kRunDir).substr(1) + "/thermal.csv", csv);
+  auto j = nlohmann::ordered_json::parse(Top(root, "--json").out);
+  ASSERT_EQ(j["runs"].size(), 1u) << j.dump();
+  const auto& run = j["runs"][0];
+  ASSERT_TRUE(run.contains("energy_wh")) << run.dump();
+  EXPECT_EQ(run["energy_from_start"], false);
+  const double span = run["energy_span_s"].get<double>();
+  EXPECT_GT(span, 1000);
+  EXPECT_LT(span, 1950);
+  EXPECT_NEAR(run["energy_wh"].get<double>(), 100.0 * span / 3600, 1e-6);
+  EXPECT_NEAR(run["wh_per_step"].get<double>(), 100.0 * 119 / 3600 / 89, 1e-6);
+  auto once = Top(root, "--once");
+  EXPECT_NE(once.out.find(fmt::format("Wh last {:.0f}m, 0.0371 Wh/step", span / 60)), std::string::npos) << once.out;
+}
+
+TEST(TopRuns, AThermalCsvThatIsALinkIsNotRead) {
+  RunRoot root;
+  const std::string dir = root.path() + kRunDir;
+  std::filesystem::rename(dir + "/thermal.csv", dir + "/real.csv");
+  std::filesystem::create_symlink("real.csv", dir + "/thermal.csv");
+  auto j = nlohmann::ordered_json::parse(Top(root, "--json").out);
+  ASSERT_EQ(j["runs"].size(), 1u) << j.dump();
+  const auto& run = j["runs"][0];
+  EXPECT_EQ(run["step"], 90);  // the rest of the run is read
+  EXPECT_FALSE(run.contains("energy_wh")) << run.dump();
+  EXPECT_FALSE(run.contains("wh_per_step")) << run.dump();
+  EXPECT_NE(run["energy_note"].get<std::string>().find("symbolic link"), std::string::npos) << run.dump();
+  EXPECT_EQ(Top(root, "--once").out.find(" Wh"), std::string::npos);
 }
 
 TEST(TopRuns, ARunDirectoryReachedThroughALinkIsNotRead) {
@@ -190,6 +247,15 @@ TEST(TopRuns, AnotherUsersLedgerOrRunDirectoryIsNotRead) {
     ASSERT_EQ(j["runs"].size(), 1u) << j.dump();
     EXPECT_FALSE(j["runs"][0].contains("step"));
     EXPECT_NE(j["runs"][0]["note"].get<std::string>().find("owned by uid 65534"), std::string::npos) << j.dump();
+  }
+  {
+    RunRoot root;  // only thermal.csv is another user's: the run is shown without its energy
+    ASSERT_EQ(::chown((root.path() + kRunDir + "/thermal.csv").c_str(), 65534, 65534), 0);
+    auto j = nlohmann::ordered_json::parse(Top(root, "--json").out);
+    ASSERT_EQ(j["runs"].size(), 1u) << j.dump();
+    EXPECT_EQ(j["runs"][0]["step"], 90);
+    EXPECT_FALSE(j["runs"][0].contains("energy_wh"));
+    EXPECT_NE(j["runs"][0]["energy_note"].get<std::string>().find("owned by uid 65534"), std::string::npos) << j.dump();
   }
 }
 

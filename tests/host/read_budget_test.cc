@@ -187,5 +187,30 @@ TEST(ReadBudget, ReadForProcessChargesTheSizeFirst) {
   EXPECT_EQ(ok.bytes_used(), 5000u);
 }
 
+// top's energy line reads a thermal.csv's header this way (issue 37): the first line only, at most
+// `max_bytes` read and charged, under ReadForProcess' rules (a link is not followed).
+TEST(ReadBudget, ReadFirstLineForProcessReadsAndChargesOnlyItsBound) {
+  testing::TempDir d;
+  d.Write("srv/thermal.csv", "timestamp,power_w\r\n" + std::string(5000, '1'));
+  d.Write("srv/long.csv", std::string(5000, 'x') + "\n");
+  std::filesystem::create_symlink("thermal.csv", d.path() + "/srv/link.csv");
+  HostFs fs(d.path());
+  const uint32_t me = static_cast<uint32_t>(::getuid());
+  ReadBudget b(Limits(1h, 1u << 20));
+  {
+    ReadBudgetScope s(b);
+    auto h = ReadFirstLineForProcess(fs, "/srv/thermal.csv", me, 64);
+    ASSERT_TRUE(h) << h.error().message;
+    EXPECT_EQ(*h, "timestamp,power_w");
+  }
+  EXPECT_EQ(b.bytes_used(), 64u);  // not the file's 5,019 bytes
+  auto longer = ReadFirstLineForProcess(fs, "/srv/long.csv", me, 64);
+  ASSERT_FALSE(longer);
+  EXPECT_NE(longer.error().message.find("no whole first line in its first 64 bytes"), std::string::npos);
+  auto link = ReadFirstLineForProcess(fs, "/srv/link.csv", me, 64);
+  ASSERT_FALSE(link);
+  EXPECT_NE(link.error().message.find("symbolic link"), std::string::npos) << link.error().message;
+}
+
 }  // namespace
 }  // namespace sparkops

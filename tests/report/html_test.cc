@@ -34,6 +34,12 @@ TEST(HtmlReport, SelfContainedWithEveryPanelAndTheEventBand) {
     EXPECT_NE(html.find(panel), std::string::npos) << panel;
   EXPECT_NE(html.find("#1 thermal 2.0"), std::string::npos);
   EXPECT_NE(html.find("cause: thermal"), std::string::npos);
+  // Issue 37: the run's energy line and what the slowdown cost, the same sentences as analyze's text.
+  EXPECT_NE(html.find("3.51 Wh (GPU: integral of power_w); over 149 s; 0.01762 Wh/step over 199 steps"),
+            std::string::npos);
+  EXPECT_NE(html.find("<li>energy: 2.33 Wh over its 100 steps, +1.15 Wh against the baseline's 0.0118 Wh/step</li>"),
+            std::string::npos)
+      << html;
   // no network, no external assets, no scripts (the SVG namespace URI is a name, not a fetch)
   for (size_t p; (p = html.find("xmlns=\"http://www.w3.org/2000/svg\"")) != std::string::npos;) html.erase(p, 34);
   for (const char* bad : {"http://", "https://", "<script", "src=", "@import", "url("})
@@ -49,8 +55,11 @@ TEST(HtmlReport, LegendNamesEachDrawnCauseOnceWithItsColourAndHelp) {
   const CauseInfo& thermal = CauseFor("thermal");
   EXPECT_NE(part.find(fmt::format("background:{}\">thermal</span>", thermal.colour)), std::string::npos) << part;
   EXPECT_NE(part.find(std::string(thermal.help).substr(0, 20)), std::string::npos) << part;
-  for (const CauseInfo& c : Causes())  // only the causes a band is drawn for
-    if (c.name != "thermal") EXPECT_EQ(part.find(">" + std::string(c.name) + "</span>"), std::string::npos) << c.name;
+  for (const CauseInfo& c : Causes()) {  // only the causes a band is drawn for
+    if (c.name != "thermal") {
+      EXPECT_EQ(part.find(">" + std::string(c.name) + "</span>"), std::string::npos) << c.name;
+    }
+  }
   // a steady run draws no band, so no legend
   TempDir d2;
   EXPECT_EQ(ReadFileOrDie(WriteReport(d2, "steady_eval")).find("class=\"legend"), std::string::npos);
