@@ -17,6 +17,7 @@ struct Seen {
   std::string cmd;
   bool on_job_cpus = false;
   std::vector<Point> before, span;
+  std::optional<double> age_s;  ///< at its first point in the span (the record's uptime_s - start_s)
 };
 
 double Median(std::vector<double> v) {
@@ -25,16 +26,23 @@ double Median(std::vector<double> v) {
   return v[v.size() / 2];
 }
 
-/// Seconds of work (core-seconds, or bytes) in one window, averaged over `len_s`.
-double Rate(const std::vector<Point>& pts, double gap_s, double len_s) {
+/// Work (core-seconds, or bytes) in the window [w0, w1] (ms) averaged over it. With counters:
+/// the last reading less the counter at the window's start (0 for a process that started inside
+/// it, `started_inside`; else the first reading less its rate back to the window's start), plus
+/// its last rate until the next record would come (`gap_s`) or the window ends. Without: each
+/// point's rate for one record gap.
+double Rate(const std::vector<Point>& pts, double gap_s, int64_t w0, int64_t w1, bool started_inside) {
+  const double len_s = static_cast<double>(w1 - w0) / 1000;
   if (pts.empty() || !(len_s > 0)) return 0;
-  double amount = pts.front().rate * gap_s;
   const Point& a = pts.front();
   const Point& b = pts.back();
-  if (pts.size() >= 2 && a.counter && b.counter && *b.counter >= *a.counter) {
-    amount += *b.counter - *a.counter;
+  double amount = 0;
+  if (a.counter && b.counter && *b.counter >= *a.counter) {
+    const double back_s = std::min(gap_s, static_cast<double>(a.t_ms - w0) / 1000);
+    const double base = started_inside ? 0 : std::max(0.0, *a.counter - a.rate * back_s);
+    amount = *b.counter - base + b.rate * std::clamp(static_cast<double>(w1 - b.t_ms) / 1000, 0.0, gap_s);
   } else {
-    for (size_t i = 1; i < pts.size(); ++i) amount += pts[i].rate * gap_s;
+    for (const Point& p : pts) amount += p.rate * gap_s;
   }
   return amount / std::max(len_s, gap_s);
 }
@@ -73,6 +81,9 @@ std::vector<Culprit> RankCulprits(const std::vector<RunEvent>& events, int64_t t
       }
       if (in_span && p.contains("on_job_cpus") && p["on_job_cpus"].is_boolean() && p["on_job_cpus"].get<bool>())
         s.on_job_cpus = true;
+      if (in_span && s.span.empty() && p.contains("start_s") && p["start_s"].is_number() &&
+          e.record.contains("uptime_s") && e.record["uptime_s"].is_number())
+        s.age_s = e.record["uptime_s"].get<double>() - p["start_s"].get<double>();
       (in_span ? s.span : s.before).push_back(pt);
     }
   }
@@ -83,10 +94,17 @@ std::vector<Culprit> RankCulprits(const std::vector<RunEvent>& events, int64_t t
   std::vector<Culprit> out;
   for (auto& [pid, s] : by_pid) {
     if (s.span.empty()) continue;
-    const double before_s =
-        first_before ? std::min(static_cast<double>(t0 - *first_before) / 1000 + gap_s, (t0 - b0) / 1000.0) : 0;
-    Culprit c{pid, s.cmd, Rate(s.span, gap_s, static_cast<double>(len) / 1000), Rate(s.before, gap_s, before_s),
+    const Point& first = s.span.front();
+    const double into_span_s = static_cast<double>(first.t_ms - t0) / 1000;
+    // started inside the span when its age at its first point is less than the time since t0
+    const bool new_in_span = s.age_s && *s.age_s < into_span_s;
+    const int64_t w0 = first_before ? std::max(b0, *first_before - static_cast<int64_t>(gap_s * 1000)) : t0;
+    Culprit c{pid, s.cmd, Rate(s.span, gap_s, t0, t1, new_in_span), Rate(s.before, gap_s, w0, t0, false),
               s.on_job_cpus && !io};
+    // Never recorded before the span but older than it (a quiet host writes no records): its
+    // average since it started stands for "before".
+    if (s.before.empty() && s.age_s && first.counter && *s.age_s > into_span_s + 1)
+      c.before_rate = std::max(0.0, *first.counter - first.rate * into_span_s) / (*s.age_s - into_span_s);
     if (c.Rise() >= min_rise) out.push_back(std::move(c));
   }
   std::stable_sort(out.begin(), out.end(), [](const Culprit& a, const Culprit& b) {

@@ -72,7 +72,7 @@ Result<std::vector<unsigned>> ParseCpuList(std::string_view list) {
     if (*hi < *lo) return InputError(fmt::format("cpu list: '{}' is a reversed range", item));
     if (*hi >= kMaxCpus) return InputError(fmt::format("cpu list: '{}' names a CPU beyond {}", item, kMaxCpus));
     for (uint64_t c = *lo; c <= *hi; ++c) out.push_back(static_cast<unsigned>(c));
-    if (out.size() > 4 * kMaxCpus) return InputError("cpu list: too many items");
+    if (out.size() > size_t{4} * kMaxCpus) return InputError("cpu list: too many items");
   }
   std::sort(out.begin(), out.end());
   out.erase(std::unique(out.begin(), out.end()), out.end());

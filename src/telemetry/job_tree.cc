@@ -102,7 +102,7 @@ std::optional<CpuShare> JobCpuTracker::Update(const HostFs& fs, std::chrono::ste
   }
   // The job's CPUs (its main process's affinity; it may change) and /proc/stat, before the table
   // is folded, so that Update(table) can tell who last ran on them.
-  if (auto st = fs.Read("/proc/" + std::to_string(root_) + "/status", 64 * 1024))
+  if (auto st = fs.Read("/proc/" + std::to_string(root_) + "/status", size_t{64} * 1024))
     if (auto cpus = ParseCpusAllowed(*st)) allowed_ = std::move(*cpus);
   std::optional<StatCpus> stat;
   if (auto text = fs.Read("/proc/stat", 4u << 20))
@@ -120,6 +120,8 @@ std::optional<CpuShare> JobCpuTracker::Update(const HostFs& fs, std::chrono::ste
   }
   if (stat) stat_prev_ = std::move(stat);
   if (!share) return share;
+  if (auto up = fs.Read("/proc/uptime", 4096))  // "12345.67 23456.78"
+    if (auto v = ParseDouble(Trim(up->substr(0, up->find(' ')))); v && *v >= 0 && *v < 1e10) share->uptime_s = *v;
   std::unordered_map<uint32_t, IoMark> io_now;
   for (Consumer& c : share->top_outside) {
     const std::string dir = "/proc/" + std::to_string(c.pid);
@@ -163,8 +165,13 @@ std::optional<CpuShare> JobCpuTracker::Update(const std::vector<ProcCpu>& table,
                                   : 0;
       const double cores = static_cast<double>(p.ticks - before) / hz_ / dt;
       if (it == prev_.end() && cores > 64) continue;  // started long before the first look: unknown
-      Consumer c{p.pid,   p.comm, "",           cores,       static_cast<double>(p.ticks) / hz_,
-                 p.state, false,  std::nullopt, std::nullopt};
+      Consumer c;
+      c.pid = p.pid;
+      c.comm = p.comm;
+      c.cores = cores;
+      c.cpu_s = static_cast<double>(p.ticks) / hz_;
+      c.start_s = static_cast<double>(p.start_ticks) / hz_;
+      c.state = p.state;
       c.on_job_cpus = p.processor && std::binary_search(allowed_.begin(), allowed_.end(), *p.processor);
       if (std::binary_search(tree.begin(), tree.end(), p.pid)) {
         s.job_cores += cores;
@@ -185,12 +192,13 @@ std::optional<CpuShare> JobCpuTracker::Update(const std::vector<ProcCpu>& table,
     // beside the job gets a share of one core, less than a parallel build's processes elsewhere).
     std::stable_sort(s.top_outside.begin(), s.top_outside.end(), by_cores);
     std::vector<Consumer> top;
-    for (size_t i = 0; i < s.top_outside.size(); ++i)
-      if (i < top_n) top.push_back(s.top_outside[i]);
-      else if (s.top_outside[i].on_job_cpus && std::count_if(top.begin(), top.end(), [](const Consumer& c) {
-                                                 return c.on_job_cpus;
-                                               }) < static_cast<long>(top_n))
-        top.push_back(s.top_outside[i]);
+    size_t on_job = 0;
+    for (size_t i = 0; i < s.top_outside.size(); ++i) {
+      const bool more_on_job = s.top_outside[i].on_job_cpus && on_job < top_n;
+      if (i >= top_n && !more_on_job) continue;
+      on_job += s.top_outside[i].on_job_cpus;
+      top.push_back(s.top_outside[i]);
+    }
     s.top_outside = std::move(top);
     // An I/O hog uses little CPU: two of the processes waiting on storage join the list, so that
     // their bytes can be read.
@@ -226,12 +234,18 @@ std::optional<nlohmann::ordered_json> ContentionEvent(const HostPressure& p, con
     if (share->job_cpus) j["job_cpus"] = *share->job_cpus;
     if (share->others_on_job_cpus) j["others_on_job_cpus"] = *share->others_on_job_cpus;
     if (share->steal_pct) j["cpu_steal_pct"] = *share->steal_pct;
+    if (share->uptime_s) j["uptime_s"] = *share->uptime_s;
     j["io_wait"] = {{"job", share->job_io_wait}, {"others", share->other_io_wait}};
     auto list = [](const std::vector<Consumer>& v) {
       auto a = nlohmann::ordered_json::array();
       for (const Consumer& c : v) {
-        nlohmann::ordered_json t = {{"pid", c.pid},     {"comm", c.comm},   {"cmdline", c.cmdline},
-                                    {"cores", c.cores}, {"cpu_s", c.cpu_s}, {"state", std::string(1, c.state)}};
+        nlohmann::ordered_json t = {{"pid", c.pid},
+                                    {"comm", c.comm},
+                                    {"cmdline", c.cmdline},
+                                    {"cores", c.cores},
+                                    {"cpu_s", c.cpu_s},
+                                    {"start_s", c.start_s},
+                                    {"state", std::string(1, c.state)}};
         if (c.on_job_cpus) t["on_job_cpus"] = true;
         if (c.io_bytes) t["io_bytes"] = *c.io_bytes;                    // absent: unreadable, not 0
         if (c.io_bytes_per_s) t["io_bytes_per_s"] = *c.io_bytes_per_s;  // absent: unreadable, not 0
@@ -259,7 +273,10 @@ std::optional<nlohmann::ordered_json> JobContention::Fill(const HostFs& fs, Samp
     s.job_cpus = share->job_cpus;
     s.others_on_job_cpus = share->others_on_job_cpus;
     s.cpu_steal_pct = share->steal_pct;
-    grew = last_procs_ && share->job_procs > last_procs_;
+    // The tree grew: record now and then every min_gap_s for a minute, so that the new
+    // processes' CPU over a slowdown that follows can be measured (issue 30).
+    if (last_procs_ && share->job_procs > last_procs_) grew_at_ = now;
+    grew = grew_at_ && std::chrono::duration<double>(now - *grew_at_).count() < kJobTreeWatchS;
     last_procs_ = share->job_procs;
   }
   if (!s.host) return std::nullopt;

@@ -43,6 +43,7 @@ struct Consumer {
   std::string comm, cmdline;  ///< cmdline cut to 120 bytes ("" when unreadable)
   double cores = 0;
   double cpu_s = 0;   ///< CPU time since the process started, seconds (utime + stime)
+  double start_s = 0; ///< when it started, seconds after boot (/proc/PID/stat field 22)
   char state = '?';   ///< as ProcCpu::state at this reading
   bool on_job_cpus = false;  ///< it last ran on one of the job's CPUs
   std::optional<uint64_t> io_bytes;  ///< read_bytes + write_bytes since it started, when readable
@@ -63,6 +64,7 @@ struct CpuShare {
   std::optional<unsigned> job_cpus;            ///< CPUs the job's main process may run on
   std::optional<double> others_on_job_cpus;    ///< busy cores on those CPUs not used by the job
   std::optional<double> steal_pct;             ///< steal time of all CPUs, percent
+  std::optional<double> uptime_s;              ///< /proc/uptime at this reading (for the consumers' ages)
 };
 
 class JobCpuTracker {
@@ -101,7 +103,7 @@ struct ContentionWatchOptions {
 };
 /// The event's fields (without time/type), or nullopt when nothing passes or the last event was
 /// too recent (`last` is updated when an event is made).
-/// `job_grew`: the job has more processes than at the last sample.
+/// `job_grew`: the job's tree grew at this sample or less than a minute ago (JobContention).
 std::optional<nlohmann::ordered_json> ContentionEvent(const HostPressure& p, const std::optional<CpuShare>& share,
                                                       std::chrono::steady_clock::time_point now,
                                                       std::optional<std::chrono::steady_clock::time_point>* last,
@@ -121,6 +123,8 @@ class JobContention {
   JobCpuTracker tracker_;
   std::optional<std::chrono::steady_clock::time_point> last_event_;
   size_t last_procs_ = 0;
+  std::optional<std::chrono::steady_clock::time_point> grew_at_;  ///< when the job's tree last grew
+  static constexpr double kJobTreeWatchS = 60;  ///< records follow a growth for this long
 };
 
 }  // namespace sparkops

@@ -205,6 +205,67 @@ TEST(ContentionEndToEnd, HogsStartedOutsideTheJobAreNamed) {
                  << "(the other hog among them) used more CPU in the span (the host is busy): " << evidence;
 }
 
+// Issue 30, item 2: the job's own children on its CPU are its own cause, not outsiders'. The job
+// (bash, pinned to one CPU) starts two busy subshells 8 s in and stops them at 22 s.
+TEST(ContentionEndToEnd, TheJobsOwnChildrenAreNamedAsTheJobsOwn) {
+  cpu_set_t allowed;
+  CPU_ZERO(&allowed);
+  ASSERT_EQ(::sched_getaffinity(0, sizeof allowed, &allowed), 0);
+  int cpu = -1;
+  for (int c = 0; c < CPU_SETSIZE; ++c)
+    if (CPU_ISSET(c, &allowed)) cpu = c;
+  ASSERT_GE(cpu, 0);
+  TempDir d;
+  const std::string dir = d.path() + "/r", kids = d.path() + "/kids";
+  const std::string job =
+      "end=$((SECONDS+30)); i=0; k=''; while ((SECONDS<end)); do for ((j=0;j<60000;j++)); do :; done; "
+      "i=$((i+1)); echo \"step $i loss 1.0\"; "
+      "if ((SECONDS>=8)) && [ -z \"$k\" ]; then (while :; do :; done) & a=$!; (while :; do :; done) & b=$!; "
+      "k=\"$a $b\"; echo \"$k\" > " +
+      kids +
+      "; fi; "
+      "if ((SECONDS>=22)) && [ -n \"$k\" ] && [ \"$k\" != done ]; then kill $k; k=done; fi; done";
+  const auto t0 = Clock::now();
+  const pid_t run = testing::SpawnSparkops({"run", "--out", dir, "--interval", "1", "--", "bash", "-c", job},
+                                           {d.path() + "/stdout", d.path() + "/stderr"});
+  ASSERT_GT(run, 0);
+  int job_pid = -1;
+  while (job_pid < 0 && Clock::now() < t0 + std::chrono::seconds(6)) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    if (!std::filesystem::exists(dir + "/meta.json")) continue;
+    auto meta = nlohmann::json::parse(ReadFileOrDie(dir + "/meta.json"), nullptr, false);
+    if (meta.is_object() && meta["pid"].is_number_integer()) job_pid = meta["pid"].get<int>();
+  }
+  cpu_set_t one;
+  CPU_ZERO(&one);
+  CPU_SET(cpu, &one);
+  const bool pinned = job_pid > 0 && ::sched_setaffinity(job_pid, sizeof one, &one) == 0;
+  const int status = WaitUntil(run, t0 + std::chrono::seconds(50));
+  ASSERT_TRUE(pinned) << "the job's pid was not in meta.json within 6 s, or could not be pinned";
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0)
+      << "run: status " << status << ": " << ReadFileOrDie(d.path() + "/stderr");
+  const std::string kid_text = ReadFileOrDie(kids);
+  auto pids = Split(Trim(kid_text), ' ');
+  ASSERT_EQ(pids.size(), 2u);
+  auto r = testing::RunBinary({"analyze", dir, "--json"});
+  ASSERT_EQ(r.rc, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  const nlohmann::json* found = nullptr;
+  for (const auto& e : j["events"])
+    if (e["cause"] == "job_processes") found = &e;
+  if (!found) {
+    const double threshold = j["baseline"].value("threshold_ratio", 0.0);
+    bool other = false;  // a slowdown was found and given another cause: a failure whatever the noise
+    for (const auto& e : j["events"]) other |= e["cause"] == "cpu_contention";
+    if (!other && threshold > 2.5)
+      GTEST_SKIP() << "the baseline was too noisy (threshold " << threshold << "×) for a third of the CPU to show";
+    FAIL() << "no job_processes episode\n" << j.dump(2) << "\n" << ReadFileOrDie(dir + "/events.jsonl");
+  }
+  const std::string evidence = (*found)["evidence"].dump();
+  EXPECT_NE(evidence.find("the job's own processes went from 1 to 3"), std::string::npos) << evidence;
+  for (auto p : pids) EXPECT_NE(evidence.find("pid " + std::string(p) + " "), std::string::npos) << evidence;
+}
+
 // The same path with a fixture /proc the job writes: 60 steps of 50 ms, then 50 of 200 ms while
 // "two hogs" run (PSI cpu some 71 %, /proc/4121 and /proc/4122 using a core each, 4121 writing
 // 8 MB/s, 4122 with no io file: another user's), then 20 fast steps. Files are replaced with mv.
