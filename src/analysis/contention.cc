@@ -88,8 +88,9 @@ std::vector<ContentionFinding> FindHostContention(const std::vector<const Therma
                          cs ? fmt::format(" of its {:.0f} CPU{}", *cs, *cs == 1 ? "" : "s") : "");
   if (nb && ns) share += fmt::format("; others on the job's CPUs from {:.1f} to {:.1f} cores", *nb, *ns);
   if (ob && os) share += fmt::format("; the rest of the host from {:.1f} to {:.1f} cores", *ob, *os);
-  const bool job_fell = jb && js && *js <= (1 - kJobShareFall) * *jb;
-  const bool saturated = js && ns && cs && *js + *ns >= 0.9 * *cs;
+  // Only a job that used the CPU can lose it: an I/O-bound job's share falls while it waits.
+  const bool job_fell = jb && js && *jb >= kJobCpuBound && *js <= (1 - kJobShareFall) * *jb;
+  const bool saturated = jb && *jb >= kJobCpuBound && js && ns && cs && *js + *ns >= 0.9 * *cs;
   // 1. Others on the job's CPUs (the job's affinity and /proc/stat), else the host-wide split.
   std::optional<std::string> took;
   // On a busy host the job shares its CPUs before too: the others' rise is then what the job

@@ -24,6 +24,9 @@ inline constexpr double kPressureRisePct = 10.0;
 /// job's share fell by kJobShareFall (a fraction) or the job's CPUs were ≥ 90 % busy. PSI is
 /// evidence; it gates only where the shares were not recorded (`sample`).
 inline constexpr double kCoresRise = 0.3;
+/// ... and only when the job used at least this many cores before (an I/O-bound job's share falls
+/// because it waits, not because others took its CPU).
+inline constexpr double kJobCpuBound = 0.25;
 inline constexpr double kJobShareFall = 0.15;
 /// A process of the job's own whose CPU rose by this many cores is named (job_processes).
 inline constexpr double kOwnRise = 0.2;

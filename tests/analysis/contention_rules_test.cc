@@ -149,7 +149,14 @@ TEST(ContentionRules, CulpritsByTheRiseOfTheirCpuTime) {
 }
 
 TEST(ContentionRules, IoHogByBytesAndTheJobsOwnStalls) {
-  auto rows = Make([](ThermalRow& r, bool span) { r.io_pressure_some = span ? 45 : 2; });
+  // An I/O-bound job (0.05 cores) on a host whose CPU others take: its share falls because it
+  // waits on storage, so the CPU is not the cause.
+  auto rows = Make([](ThermalRow& r, bool span) {
+    r.io_pressure_some = span ? 45 : 2;
+    r.job_cores = span ? 0.02 : 0.05;
+    r.job_cpus = 2;
+    r.others_on_job_cpus = span ? 1.4 : 0.1;
+  });
   std::vector<RunEvent> ev;
   for (int i = 0; i < 10; ++i) {
     nlohmann::json dd = {{"pid", 5000},   {"comm", "dd"}, {"cmdline", "dd oflag=direct"},
@@ -161,6 +168,7 @@ TEST(ContentionRules, IoHogByBytesAndTheJobsOwnStalls) {
   auto f = FindHostContention(rows.B(), rows.S(), ev, 100000, 150000, &ruled);
   auto* io = Find(f, "io_contention");
   ASSERT_TRUE(io);
+  EXPECT_FALSE(Find(f, "cpu_contention"));
   EXPECT_NE(io->evidence[1].find("pid 5000 `dd oflag=direct` 18.0 MB/s"), std::string::npos) << io->evidence[1];
   EXPECT_EQ(io->evidence[1].find("pid 900"), std::string::npos) << io->evidence[1];
 

@@ -266,6 +266,65 @@ TEST(ContentionEndToEnd, TheJobsOwnChildrenAreNamedAsTheJobsOwn) {
   for (auto p : pids) EXPECT_NE(evidence.find("pid " + std::string(p) + " "), std::string::npos) << evidence;
 }
 
+// Issue 30, item 3: an I/O hog uses little CPU, so it is named by its bytes. The job writes 2 MiB
+// per step with O_DIRECT; a `dd oflag=direct` outside it writes from 8 s to 22 s.
+TEST(ContentionEndToEnd, AnIoHogIsNamedByItsBytes) {
+  HostFs real("/");
+  auto psi = real.Read("/proc/pressure/io", 4096);
+  if (!psi || !ParsePressure(*psi)) GTEST_SKIP() << "no readable /proc/pressure/io: I/O pressure is not recorded";
+  TempDir d;
+  const std::string probe =
+      "dd if=/dev/zero of=" + d.path() + "/probe bs=4k count=1 oflag=direct status=none 2>/dev/null";
+  if (std::system(probe.c_str()) != 0)
+    GTEST_SKIP() << d.path() << "'s filesystem refuses O_DIRECT (tmpfs?): no storage I/O to contend for";
+  const std::string dir = d.path() + "/r";
+  const std::string job = "end=$((SECONDS+30)); i=0; while ((SECONDS<end)); do dd if=/dev/zero of=" + d.path() +
+                          "/job.bin bs=256k count=8 oflag=direct,dsync status=none; i=$((i+1)); "
+                          "echo \"step $i loss 1.0\"; done";
+  const auto t0 = Clock::now();
+  const pid_t run = testing::SpawnSparkops({"run", "--out", dir, "--interval", "1", "--", "bash", "-c", job},
+                                           {d.path() + "/stdout", d.path() + "/stderr"});
+  ASSERT_GT(run, 0);
+  std::this_thread::sleep_until(t0 + std::chrono::seconds(8));
+  const std::string of = "of=" + d.path() + "/hog.bin";
+  const pid_t hog = ::fork();
+  if (hog == 0) {
+    ::execlp("dd", "dd", "if=/dev/zero", of.c_str(), "bs=1M", "count=100000", "oflag=direct", "status=none",
+             static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  std::this_thread::sleep_until(t0 + std::chrono::seconds(22));
+  if (hog > 0) {
+    ::kill(hog, SIGKILL);
+    ::waitpid(hog, nullptr, 0);
+  }
+  std::filesystem::remove(d.path() + "/hog.bin");
+  const int status = WaitUntil(run, t0 + std::chrono::seconds(50));
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0)
+      << "run: status " << status << ": " << ReadFileOrDie(d.path() + "/stderr");
+  ASSERT_GT(hog, 0);
+  auto r = testing::RunBinary({"analyze", dir, "--json"});
+  ASSERT_EQ(r.rc, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  const nlohmann::json* found = nullptr;
+  for (const auto& e : j["events"])
+    if (e["cause"] == "io_contention") found = &e;
+  if (!found) {
+    bool other = false;  // a slowdown put down to the CPU or the job's own processes is wrong here
+    for (const auto& e : j["events"]) other |= e["cause"] == "cpu_contention" || e["cause"] == "job_processes";
+    if (!other)
+      GTEST_SKIP() << "the storage did not slow the job's writes enough to show (fast or cached device); analyze said "
+                   << j["events"].dump();
+    FAIL() << "the I/O hog's window was put down to another cause\n"
+           << j.dump(2) << "\n"
+           << ReadFileOrDie(dir + "/events.jsonl");
+  }
+  const std::string evidence = (*found)["evidence"].dump();
+  const size_t at = evidence.find("outside the job: pid " + std::to_string(hog) + " `dd ");
+  EXPECT_NE(at, std::string::npos) << "the hog is not named first: " << evidence;
+  EXPECT_NE(evidence.find("MB/s of storage I/O over the span", at), std::string::npos) << evidence;
+}
+
 // The same path with a fixture /proc the job writes: 60 steps of 50 ms, then 50 of 200 ms while
 // "two hogs" run (PSI cpu some 71 %, /proc/4121 and /proc/4122 using a core each, 4121 writing
 // 8 MB/s, 4122 with no io file: another user's), then 20 fast steps. Files are replaced with mv.
