@@ -35,14 +35,21 @@ def measure(argv, extra):
         os.execvpe(argv[0], argv, env)
     fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack("HHHH", 60, 200, 0, 0))
     os.kill(pid, signal.SIGWINCH)
-    end, out = time.time() + duration, 0
+    end, out, text = time.time() + duration, 0, b""
     while time.time() < end:
         r, _, _ = select.select([fd], [], [], 0.1)
         if r:
             try:
-                out += len(os.read(fd, 65536))
+                chunk = os.read(fd, 65536)
             except OSError:
                 break
+            out += len(chunk)
+            text = (text + chunk)[-200:]
+        done, _ = os.waitpid(pid, os.WNOHANG)
+        if done:  # it gave up (nvtop without a GPU: "No GPU to monitor.")
+            os.close(fd)
+            said = text.decode(errors="replace").strip().splitlines()
+            return "exited at once: " + (said[-1] if said else "no output")
     stat = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
     ticks = int(stat[11]) + int(stat[12])
     status = dict(l.split(":", 1) for l in open(f"/proc/{pid}/status") if ":" in l)
@@ -58,6 +65,9 @@ for name, argv, extra in tools:
     m = measure(argv, extra)
     if m is None:
         print(f"{name:<14} not installed")
+        continue
+    if isinstance(m, str):
+        print(f"{name:<14} {m}")
         continue
     print(f"{name:<14} {m[0]:>13.2f} {m[1]:>12} {m[2]:>12} {m[3]:>10}")
 PY

@@ -19,7 +19,7 @@ const std::vector<CauseInfo>& Causes() {
        "ClassifyPower (power_causes.cc)", "spbm dc_input and syspl1 cap, SM clock, GPU utilization"},
       {"contention", 2, 2, "#c2255c", "an uncapped or near-capacity process started beside the job",
        "Classify (classify.cc)", "events.jsonl process_start and contention records"},
-      {"cpu_contention", 2, 2, "#ae3ec9", "other processes took the job's CPUs", "FindHostContention (contention.cc)",
+      {"cpu_contention", 2, 3, "#ae3ec9", "other processes took the job's CPUs", "FindHostContention (contention.cc)",
        "others_on_job_cpus, job_cores, job_cpus, other_cores, cpu_pressure_pct, host_contention records"},
       {"job_processes", 2, 2, "#e67700", "the job's own new processes took its CPU (workers, children)",
        "FindHostContention (contention.cc)", "job_procs, job_cores, host_contention job_top records"},

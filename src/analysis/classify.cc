@@ -238,7 +238,7 @@ Classification Classify(const ThermalSeries* thermal, const std::vector<RunEvent
 
   // host CPU / I/O contention (issue #24, analysis/contention.cc)
   for (auto& f : FindHostContention(before, span, events, t0, t1, &ruled))
-    found.push_back({f.cause, CausePriority(f.cause), f.evidence});
+    found.push_back({f.cause, CausePriority(f.cause, f.weak), f.evidence});
 
   std::stable_sort(found.begin(), found.end(),
                    [](const Finding& a, const Finding& b) { return a.priority < b.priority; });

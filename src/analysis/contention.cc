@@ -104,16 +104,25 @@ std::vector<ContentionFinding> FindHostContention(const std::vector<const Therma
   }
   // 2. The job's own new processes: its tree grew while no one else took its CPUs.
   const bool grew = pb && ps && *ps >= *pb + 1;
-  const auto own = RankCulprits(events, t0, t1, "job_top", CulpritKind::kCpu, kOwnRise);
-  const bool own_new = std::any_of(own.begin(), own.end(), [](const Culprit& c) { return c.before_rate < 0.05; });
+  // Named from a small rise (on a shared CPU a child gets a fraction of a core); without a grown
+  // tree, only a new process of its own that took at least kOwnRise makes the cause.
+  const auto own = RankCulprits(events, t0, t1, "job_top", CulpritKind::kCpu, kCulpritRise);
+  const bool own_new = std::any_of(own.begin(), own.end(),
+                                   [](const Culprit& c) { return c.before_rate < 0.05 && c.Rise() >= kOwnRise; });
+  bool own_records = false;
+  for (const RunEvent& e : events)
+    own_records |= e.type == "host_contention" && e.t_ms >= t0 && e.t_ms <= t1 && e.record.contains("job_top");
   if (!took && (grew || own_new) && !(nb && ns && *ns - *nb >= need)) {
     ContentionFinding f{"job_processes", {}};
     f.evidence.push_back((grew ? fmt::format("the job's own processes went from {:.0f} to {:.0f}", *pb, *ps)
                                : std::string("the job's own processes took more CPU")) +
                          share);
-    f.evidence.push_back(own.empty() ? "its processes: no record of them in the span (run records them when the "
-                                       "job's tree grows or pressure passes its threshold)"
-                                     : "its processes: " + CulpritText(own, CulpritKind::kCpu));
+    f.evidence.push_back(
+        own.empty() && own_records
+            ? fmt::format("its processes: none rose by {:.2f} cores or more in the span's records", kCulpritRise)
+        : own.empty() ? "its processes: no record of them in the span (run records them when the "
+                        "job's tree grows or pressure passes its threshold)"
+                      : "its processes: " + CulpritText(own, CulpritKind::kCpu));
     out.push_back(std::move(f));
   } else {
     ruled->push_back(fmt::format("job_processes: {}",
@@ -129,8 +138,11 @@ std::vector<ContentionFinding> FindHostContention(const std::vector<const Therma
   const std::string psi = qs ? fmt::format("CPU pressure {:.0f} % over the span{}{}", *qs,
                                            qb ? fmt::format(" ({:.0f} % before)", *qb) : "", what)
                              : std::string("CPU pressure not recorded");
-  if (took || (psi_rose && !own_found && !(jb && js && ob && os && !job_fell))) {
-    ContentionFinding f{"cpu_contention", {}};
+  // The shares judge only a job that used the CPU (and was seen: a job outside a --root fixture's
+  // /proc reads 0); otherwise PSI decides, as evidence of the weaker kind.
+  const bool shares_judge = jb && js && *jb >= kJobCpuBound && ((nb && ns) || (ob && os));
+  if (took || (psi_rose && !own_found && !shares_judge)) {
+    ContentionFinding f{"cpu_contention", {}, !took};
     f.evidence.push_back((took ? *took + "; " : std::string()) + psi + share);
     auto top = RankCulprits(events, t0, t1, "top", CulpritKind::kCpu, kCulpritRise);
     f.evidence.push_back(top.empty() ? "outside the job: no top-consumer record in the span (run records them when "

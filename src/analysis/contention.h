@@ -46,6 +46,7 @@ std::string SetContentionCell(ThermalRow& r, std::string_view lower_name, std::s
 struct ContentionFinding {
   std::string cause;  ///< "job_processes", "cpu_contention", "io_contention" or "cpu_steal"
   std::vector<std::string> evidence;
+  bool weak = false;  ///< cpu_contention from PSI alone (the shares could not judge): ranks after io_contention
 };
 
 /// Findings over a span (`before`: the rows before it, `span`: its rows, as in Classify); for

@@ -20,6 +20,9 @@ void AddPlanFlags(CLI::App& app, PlanFlags& f) {
   AddNumber(app, "--seq", f.seq, {1, 1 << 24, false, true, "tokens"},
             "sequence / pack length in tokens (default 2048)");
   AddNumber(app, "--batch", f.batch, {1, 1 << 20, false, true, ""}, "micro-batch size (default 1)");
+  AddNumber(app, "--grad-accum", f.grad_accum, {1, 1 << 20, false, true, ""},
+            "micro-batches per optimizer step (gradient accumulation; default 1): above 1 all gradients live beside "
+            "the next micro-batch's activations");
   app.add_option("--grad-ckpt", f.grad_ckpt, "gradient checkpointing on|off (default on)");
   app.add_option(
       "--optimizer", f.optimizer,
@@ -60,10 +63,11 @@ void AddPlanFlags(CLI::App& app, PlanFlags& f) {
             "budget in GiB instead of MemAvailable - reserve");
   AddNumber(app, "--reserve-gib", f.reserve_gib, {0, 1 << 20, false, false, "GiB"},
             "GiB kept back from MemAvailable for OS/driver (default 4)");
-  for (const char* name :
-       {"--method", "--seq", "--batch", "--grad-ckpt", "--optimizer", "--precision", "--lora-rank", "--lora-targets",
-        "--lora-dropout", "--attention", "--loss", "--adapter-dtype", "--framework", "--compile", "--double-quant",
-        "--modules-to-save", "--dora", "--quant", "--framework-version"})
+  for (const char* name : {"--method",          "--seq",          "--batch",     "--grad-accum",
+                           "--grad-ckpt",       "--optimizer",    "--precision", "--lora-rank",
+                           "--lora-targets",    "--lora-dropout", "--attention", "--loss",
+                           "--adapter-dtype",   "--framework",    "--compile",   "--double-quant",
+                           "--modules-to-save", "--dora",         "--quant",     "--framework-version"})
     f.given[name] = app.get_option(name);
 }
 
@@ -86,6 +90,7 @@ Result<PlanSource> ApplyTrainConfig(const TrainConfig& c, const std::string& fil
     if (t.flag == "--method") f.method = v;
     else if (t.flag == "--seq") r = whole(1 << 24, f.seq);
     else if (t.flag == "--batch") r = whole(1 << 20, f.batch);
+    else if (t.flag == "--grad-accum") r = whole(1 << 20, f.grad_accum);
     else if (t.flag == "--lora-rank") r = whole(65536, f.rank);
     else if (t.flag == "--grad-ckpt") f.grad_ckpt = v;
     else if (t.flag == "--optimizer") f.optimizer = v;
@@ -126,6 +131,7 @@ Result<PlanOptions> ToPlanOptions(const PlanFlags& f) {
   // seq, batch, rank, dropout: range-checked by their flags (AddNumber).
   o.seq = static_cast<uint64_t>(f.seq);
   o.batch = static_cast<uint64_t>(f.batch);
+  o.grad_accum = static_cast<uint64_t>(f.grad_accum);
   o.rank = static_cast<uint64_t>(f.rank);
   if (f.grad_ckpt != "on" && f.grad_ckpt != "off")
     return InputError(fmt::format("--grad-ckpt '{}': expected on|off", f.grad_ckpt));

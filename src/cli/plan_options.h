@@ -14,7 +14,7 @@ namespace sparkops {
 struct PlanFlags {
   std::string method = "lora", grad_ckpt = "on", optimizer = "adamw", precision = "bf16", targets = "all",
               attention = "sdpa", loss = "standard";
-  int64_t seq = 2048, batch = 1, rank = 16;
+  int64_t seq = 2048, batch = 1, rank = 16, grad_accum = 1;
   std::optional<double> budget_gib;
   double reserve_gib = 4;
   std::optional<double> lora_dropout;  ///< unset: the framework's default (transformers/PEFT 0, LitGPT 0.05)

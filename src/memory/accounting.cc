@@ -152,7 +152,8 @@ Result<std::set<std::string>> ParseModulesToSave(std::string_view s) {
 
 double Breakdown::states() const { return weights + adapter + (optimizer_paged ? 0 : optimizer) + master_weights; }
 double Breakdown::backward_peak() const {
-  return states() + activations + cast_copies + retained + logits + dequant + dora + saved_weights + first_gradients;
+  return states() + activations + cast_copies + retained + logits + dequant + dora + saved_weights + first_gradients +
+         accum_gradients;
 }
 double Breakdown::step_peak() const { return states() + gradients + optimizer_step; }
 double Breakdown::allocated_peak() const { return std::max(backward_peak(), step_peak()) + residual_margin; }
@@ -272,6 +273,10 @@ Result<Breakdown> Estimate(const LoadedModel& model, const PlanOptions& o, Side 
   const double gbytes = full ? wbytes : abytes;
   b.gradients = full ? trainable * gbytes : adapter_params * gbytes + saved_bytes;
   b.first_gradients = full ? double(m.vocab) * double(m.hidden) * gbytes : b.gradients;
+  // Accumulation: the loop zeroes gradients after the optimizer step only, so from the second
+  // micro-batch on they all exist beside its activations (litgpt/finetune/full.py, transformers
+  // Trainer's training_step loop, torchtune's recipes: zero_grad after step).
+  b.accum_gradients = o.grad_accum > 1 ? std::max(0.0, b.gradients - b.first_gradients) : 0;
 
   // Optimizer states: AdamW's m and v take the trainable tensors' dtype (torch creates them with
   // zeros_like), so pure bf16 keeps bf16 states and fp32 adapters fp32 ones; mixed precision keeps

@@ -47,6 +47,10 @@ struct PlanOptions {
   Method method = Method::kLora;
   uint64_t seq = 2048;
   uint64_t batch = 1;
+  /// Micro-batches per optimizer step (gradient accumulation). Above 1, every gradient from the
+  /// first micro-batch is alive during the next one's forward and backward (the loops zero them
+  /// only after the step: HF Trainer, LitGPT, torchtune).
+  uint64_t grad_accum = 1;
   bool grad_ckpt = true;
   Optimizer optimizer = Optimizer::kAdamW;
   Precision precision = Precision::kBf16;
@@ -107,9 +111,10 @@ struct Breakdown {
   double adapter = 0;             ///< LoRA A/B matrices
   double gradients = 0;           ///< trainable only (all of them exist at the optimizer step)
   double first_gradients = 0;     ///< gradients alive while the activations still are (head/embedding)
-  double optimizer = 0;           ///< optimizer states
-  bool optimizer_paged = false;   ///< bnb paged: invisible to torch's allocated counters
-  double optimizer_step = 0;      ///< step transient: foreach AdamW's sqrt(v) (+ denom) lists
+  double accum_gradients = 0;  ///< the rest of the gradients, alive from the second micro-batch on (grad_accum > 1)
+  double optimizer = 0;  ///< optimizer states
+  bool optimizer_paged = false;  ///< bnb paged: invisible to torch's allocated counters
+  double optimizer_step = 0;  ///< step transient: foreach AdamW's sqrt(v) (+ denom) lists
   double cast_copies = 0;  ///< LoRA under mixed precision: bf16 copies of fp32 frozen weights saved for backward
   double loss_bytes_per_logit = 0;  ///< the loss term's bytes per b*s*V logit (transformers; 0 for LitGPT's own)
   /// High end only: kResidualMargin of the larger phase, the planner's own error where every input

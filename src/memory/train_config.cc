@@ -155,6 +155,7 @@ Result<void> FromHf(Builder& b) {
     b.Take("--batch", "8", "per_device_train_batch_size (TrainingArguments default)");
     b.Assume("per_device_train_batch_size not set: TrainingArguments' default 8");
   }
+  SPARKOPS_TRY(b.Count("gradient_accumulation_steps", "--grad-accum"));
   auto ckpt = b.Flag("gradient_checkpointing");
   if (!ckpt) return std::unexpected(ckpt.error());
   if (*ckpt) b.Take("--grad-ckpt", **ckpt ? "on" : "off", "gradient_checkpointing");
@@ -199,6 +200,7 @@ Result<void> FromAxolotl(Builder& b) {
   if (!seq) return std::unexpected(seq.error());
   if (!*seq) b.Take("--seq", "512", "sequence_len (axolotl's default)");
   SPARKOPS_TRY(b.Count("micro_batch_size", "--batch"));
+  SPARKOPS_TRY(b.Count("gradient_accumulation_steps", "--grad-accum"));
   if (auto g = f.Get("gradient_checkpointing")) {
     auto on = Bool(*g);
     b.Take("--grad-ckpt", on.value_or(true) ? "on" : "off", "gradient_checkpointing");  // "unsloth", "offload": on
@@ -258,6 +260,7 @@ Result<void> FromTorchtune(Builder& b) {
   if (!seq) return std::unexpected(seq.error());
   if (!*seq) b.Assume("tokenizer.max_seq_len null: batches pad to their longest sample; the plan's --seq is the bound");
   SPARKOPS_TRY(b.Count("batch_size", "--batch"));
+  SPARKOPS_TRY(b.Count("gradient_accumulation_steps", "--grad-accum"));
   SPARKOPS_TRY(b.OnOff("enable_activation_checkpointing", "--grad-ckpt"));
   if (auto d = f.Get("dtype")) {
     const std::string l = ToLower(*d);
@@ -317,6 +320,13 @@ Result<void> FromLitgpt(Builder& b) {
   else if (prec == "32-true") b.Take("--precision", "fp32", "precision");
   else if (prec.empty() || prec == "null") b.Assume("precision not set: LitGPT picks bf16-true on a GPU with bf16");
   SPARKOPS_TRY(b.Count("train.micro_batch_size", "--batch"));
+  // litgpt/args.py TrainArgs.gradient_accumulation_iters: global_batch_size // (devices * micro_batch_size)
+  if (auto g = f.Get("train.global_batch_size"), m = f.Get("train.micro_batch_size"); g && m) {
+    auto gn = ParseInt(Trim(*g)), mn = ParseInt(Trim(*m));
+    if (gn && mn && *mn >= 1 && *gn >= *mn && *gn <= (1 << 24))
+      b.Take("--grad-accum", std::to_string(*gn / *mn),
+             "train.global_batch_size / train.micro_batch_size (one device)");
+  }
   auto seq = b.Count("train.max_seq_length", "--seq");
   if (!seq) return std::unexpected(seq.error());
   if (!*seq) b.Assume("train.max_seq_length not set: LitGPT pads to the longest sample; the plan's --seq is the bound");

@@ -78,6 +78,7 @@ nlohmann::json PlanJson(const Plan& p) {
       {"method", ToString(p.options.method)},
       {"seq", p.options.seq},
       {"batch", p.options.batch},
+      {"grad_accum", p.options.grad_accum},
       {"grad_ckpt", p.options.grad_ckpt},
       {"optimizer", ToString(p.options.optimizer)},
       {"precision", ToString(p.options.precision)},
@@ -114,6 +115,7 @@ nlohmann::json PlanJson(const Plan& p) {
                      {"bnb_inputs_gib", Round3(G(b.bnb_inputs))},
                      {"retained_gib", Round3(G(b.retained))},
                      {"first_gradients_gib", Round3(G(b.first_gradients))},
+                     {"accum_gradients_gib", Round3(G(b.accum_gradients))},
                      {"optimizer_step_gib", Round3(G(b.optimizer_step))},
                      {"slack_gib", Round3(G(b.slack))},
                      {"load_cache_gib", Round3(G(b.load_cache))},
@@ -245,7 +247,11 @@ void PrintPlan(std::ostream& out, const Plan& p) {
   out << fmt::format(
       "phases          backward start {:.2f} GiB (states + activations + logits{}), optimizer step {:.2f} GiB "
       "(states + all gradients)\n",
-      G(b.backward_peak()), b.first_gradients > 0 ? " + first gradients" : "", G(b.step_peak()));
+      G(b.backward_peak()),
+      b.accum_gradients > 0   ? " + all gradients (accumulation)"
+      : b.first_gradients > 0 ? " + first gradients"
+                              : "",
+      G(b.step_peak()));
   auto counter = [&](const char* name, double mid, double lo, double hi, const char* what) {
     std::string r =
         lo < mid - 0.005 * kGiB || hi > mid + 0.005 * kGiB ? fmt::format(" (range {:.2f}-{:.2f})", G(lo), G(hi)) : "";

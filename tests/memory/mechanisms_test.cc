@@ -235,3 +235,31 @@ TEST(Mechanisms, LoraTargetsAcceptPeftModuleNames) {
 
 }  // namespace
 }  // namespace sparkops
+
+namespace sparkops {
+namespace {
+
+// Gradient accumulation (issue 36, the held-out LC-25 row): the loops zero gradients after the
+// optimizer step only, so from the second micro-batch on every gradient lives beside the
+// activations. Full fine-tune: the backward phase gains the gradients not already counted there.
+TEST(Mechanisms, GradientAccumulationKeepsEveryGradientBesideTheActivations) {
+  auto one = testing::PlanJson({"tinyllama-1.1b", "--method", "full", "--seq", "512", "--batch", "4", "--grad-ckpt",
+                                "off", "--framework", "litgpt"});
+  auto eight = testing::PlanJson({"tinyllama-1.1b", "--method", "full", "--seq", "512", "--batch", "4", "--grad-ckpt",
+                                  "off", "--framework", "litgpt", "--grad-accum", "8"});
+  const auto& c1 = one["components"];
+  const auto& c8 = eight["components"];
+  EXPECT_EQ(c1["accum_gradients_gib"], 0.0);
+  // bf16-true: 2 bytes per trainable parameter, less the head's already counted as first gradients
+  const double want = c8["gradients_gib"].get<double>() - c8["first_gradients_gib"].get<double>();
+  EXPECT_NEAR(c8["accum_gradients_gib"].get<double>(), want, 0.002);
+  EXPECT_NEAR(c8["accum_gradients_gib"].get<double>(), 1.1e9 * 2 / (1 << 30) - c8["first_gradients_gib"].get<double>(),
+              0.15);
+  EXPECT_GT(eight["allocated_peak_gib"].get<double>(), one["allocated_peak_gib"].get<double>() + 1.5);
+  // LoRA: every adapter gradient is already in the backward phase; accumulation adds nothing
+  auto lora = testing::PlanJson({"tinyllama-1.1b", "--grad-accum", "8"});
+  EXPECT_EQ(lora["components"]["accum_gradients_gib"], 0.0);
+}
+
+}  // namespace
+}  // namespace sparkops

@@ -57,6 +57,8 @@ TEST(PlanFrom, HfTrainingArgumentsJson) {
   EXPECT_EQ(j["options"]["method"], "full");
   EXPECT_EQ(j["options"]["seq"], 4096);
   EXPECT_EQ(j["options"]["optimizer"], "adamw_fused");
+  EXPECT_EQ(j["options"]["grad_accum"], 16);  // gradient_accumulation_steps
+  EXPECT_GT(j["components"]["accum_gradients_gib"].get<double>(), 10);  // a full fine-tune's gradients
   EXPECT_EQ(j["optimizer_paged"], false);
   EXPECT_NE(j["from"]["assumed"].dump().find("full fine-tune"), std::string::npos);
 }
@@ -154,6 +156,7 @@ TEST(PlanFrom, LitgptFinetuneYaml) {
   EXPECT_EQ(o["lora_targets"], json({"q", "v"}));
   EXPECT_EQ(o["seq"], 512);
   EXPECT_EQ(o["batch"], 2);
+  EXPECT_EQ(o["grad_accum"], 4);  // global_batch_size 8 / micro_batch_size 2 on one device
   EXPECT_EQ(o["grad_ckpt"], false);
 }
 
