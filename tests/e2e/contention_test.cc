@@ -14,8 +14,10 @@
 // bash and the hogs are host programs, so under qemu-user only sparkops and this test are emulated.
 #include <gtest/gtest.h>
 
+#include <fcntl.h>
 #include <sched.h>
 #include <signal.h>
+#include <sys/file.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -55,6 +57,26 @@ pid_t StartPinned(int cpu, const char* path, const std::vector<const char*>& arg
   ::_exit(127);
 }
 
+/// The tests that pin processes to one CPU take turns: ctest -j2 runs two at once, both pick the
+/// same CPU, and each would then see the other's job as a hog on it.
+class PinnedTurn {
+ public:
+  PinnedTurn() {
+    const std::string path = (std::filesystem::temp_directory_path() / "sparkops-e2e-pinned.lock").string();
+    fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    if (fd_ >= 0)
+      while (::flock(fd_, LOCK_EX) != 0 && errno == EINTR) {}
+  }
+  ~PinnedTurn() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  PinnedTurn(const PinnedTurn&) = delete;
+  PinnedTurn& operator=(const PinnedTurn&) = delete;
+
+ private:
+  int fd_ = -1;
+};
+
 /// Each pid's highest `cores` in the host_contention records from `from` to `to` (ISO UTC
 /// times of one format, so they compare as text).
 std::map<int, double> MaxCoresOutside(const std::string& events, const std::string& from, const std::string& to) {
@@ -85,6 +107,7 @@ int WaitUntil(pid_t pid, Clock::time_point deadline) {
 }
 
 TEST(ContentionEndToEnd, HogsStartedOutsideTheJobAreNamed) {
+  PinnedTurn turn;
   cpu_set_t allowed;
   CPU_ZERO(&allowed);
   ASSERT_EQ(::sched_getaffinity(0, sizeof allowed, &allowed), 0);
@@ -208,6 +231,7 @@ TEST(ContentionEndToEnd, HogsStartedOutsideTheJobAreNamed) {
 // Issue 30, item 2: the job's own children on its CPU are its own cause, not outsiders'. The job
 // (bash, pinned to one CPU) starts two busy subshells 8 s in and stops them at 22 s.
 TEST(ContentionEndToEnd, TheJobsOwnChildrenAreNamedAsTheJobsOwn) {
+  PinnedTurn turn;
   cpu_set_t allowed;
   CPU_ZERO(&allowed);
   ASSERT_EQ(::sched_getaffinity(0, sizeof allowed, &allowed), 0);
@@ -269,6 +293,7 @@ TEST(ContentionEndToEnd, TheJobsOwnChildrenAreNamedAsTheJobsOwn) {
 // Issue 30, item 3: an I/O hog uses little CPU, so it is named by its bytes. The job writes 2 MiB
 // per step with O_DIRECT; a `dd oflag=direct` outside it writes from 8 s to 22 s.
 TEST(ContentionEndToEnd, AnIoHogIsNamedByItsBytes) {
+  PinnedTurn turn;
   HostFs real("/");
   auto psi = real.Read("/proc/pressure/io", 4096);
   if (!psi || !ParsePressure(*psi)) GTEST_SKIP() << "no readable /proc/pressure/io: I/O pressure is not recorded";
