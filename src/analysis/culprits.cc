@@ -96,14 +96,15 @@ std::vector<Culprit> RankCulprits(const std::vector<RunEvent>& events, int64_t t
     if (s.span.empty()) continue;
     const Point& first = s.span.front();
     const double into_span_s = static_cast<double>(first.t_ms - t0) / 1000;
-    // started inside the span when its age at its first point is less than the time since t0
-    const bool new_in_span = s.age_s && *s.age_s < into_span_s;
+    // New to the span: started after t0, or within one record gap before it (the detector's first
+    // slow step lags the cause by a few steps; a dd started just before it is the trigger).
+    const bool new_in_span = s.age_s && *s.age_s < into_span_s + gap_s;
     const int64_t w0 = first_before ? std::max(b0, *first_before - static_cast<int64_t>(gap_s * 1000)) : t0;
     Culprit c{pid, s.cmd, Rate(s.span, gap_s, t0, t1, new_in_span), Rate(s.before, gap_s, w0, t0, false),
               s.on_job_cpus && !io};
     // Never recorded before the span but older than it (a quiet host writes no records): its
     // average since it started stands for "before".
-    if (s.before.empty() && s.age_s && first.counter && *s.age_s > into_span_s + 1)
+    if (!new_in_span && s.before.empty() && s.age_s && first.counter && *s.age_s > into_span_s + 1)
       c.before_rate = std::max(0.0, *first.counter - first.rate * into_span_s) / (*s.age_s - into_span_s);
     if (c.Rise() >= min_rise) out.push_back(std::move(c));
   }

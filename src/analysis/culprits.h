@@ -31,7 +31,8 @@ enum class CulpritKind { kCpu, kIo };
 /// its first rate; with one point: that rate for one record gap (the median spacing of the records,
 /// at least 1 s). Records without `cpu_s`/`io_bytes` (older runs) count their rates the same way.
 /// A process with no point before the span that started before it (`start_s` against the
-/// record's `uptime_s`) has its average since it started as its rate before.
+/// record's `uptime_s`) has its average since it started as its rate before; one that started
+/// less than a record gap before the span counts as new to it (all its work in the span).
 std::vector<Culprit> RankCulprits(const std::vector<RunEvent>& events, int64_t t0, int64_t t1, const char* list,
                                   CulpritKind kind, double min_rise, size_t n = 3);
 

@@ -181,8 +181,8 @@ std::optional<CpuShare> JobCpuTracker::Update(const std::vector<ProcCpu>& table,
       } else {
         s.other_cores += cores;
         s.other_io_wait += p.state == 'D';
+        if (p.state == 'D') waiting.push_back(c);
         if (cores >= 0.05) s.top_outside.push_back(std::move(c));
-        else if (p.state == 'D') waiting.push_back(std::move(c));
       }
     }
     auto by_cores = [](const Consumer& a, const Consumer& b) { return a.cores > b.cores; };
@@ -200,9 +200,18 @@ std::optional<CpuShare> JobCpuTracker::Update(const std::vector<ProcCpu>& table,
       top.push_back(s.top_outside[i]);
     }
     s.top_outside = std::move(top);
-    // An I/O hog uses little CPU: two of the processes waiting on storage join the list, so that
-    // their bytes can be read.
-    for (size_t i = 0; i < waiting.size() && i < 2; ++i) s.top_outside.push_back(std::move(waiting[i]));
+    // An I/O hog uses little CPU: two of the processes waiting on storage join the list, whatever
+    // their CPU (on a busy host a dd at 0.1 cores is not among the busiest), so that their bytes
+    // can be read.
+    std::stable_sort(waiting.begin(), waiting.end(), by_cores);
+    size_t added = 0;
+    for (Consumer& w : waiting) {
+      if (added == 2) break;
+      if (std::any_of(s.top_outside.begin(), s.top_outside.end(), [&](const Consumer& c) { return c.pid == w.pid; }))
+        continue;
+      s.top_outside.push_back(std::move(w));
+      ++added;
+    }
     out = std::move(s);
   }
   prev_ = std::move(cur);
