@@ -85,6 +85,31 @@ Result<std::vector<unsigned>> ParseCpusAllowed(std::string_view status) {
   return NotFound("status: no Cpus_allowed_list line");
 }
 
+Result<double> ParseUptime(std::string_view text) {
+  text = Trim(text);
+  auto v = ParseDouble(text.substr(0, text.find(' ')));
+  if (!v || !(*v >= 0 && *v < 1e10)) return InputError("uptime: field 1: not a number of seconds");
+  return *v;
+}
+
+Result<StatCpus> ReadCpuTimes(const HostFs& fs) {
+  auto text = fs.Read("/proc/stat", 4u << 20);
+  if (!text) return std::unexpected(text.error());
+  return ParseCpuTimes(*text);
+}
+
+Result<std::vector<unsigned>> ReadCpusAllowed(const HostFs& fs, uint32_t pid) {
+  auto text = fs.Read("/proc/" + std::to_string(pid) + "/status", size_t{64} * 1024);
+  if (!text) return std::unexpected(text.error());
+  return ParseCpusAllowed(*text);
+}
+
+Result<double> ReadUptime(const HostFs& fs) {
+  auto text = fs.Read("/proc/uptime", 4096);
+  if (!text) return std::unexpected(text.error());
+  return ParseUptime(*text);
+}
+
 std::optional<CpuDelta> CpuDeltaOn(const StatCpus& before, const StatCpus& now, const std::vector<unsigned>& cpus,
                                    double dt_s, double hz) {
   if (!(dt_s > 0) || !(hz > 0)) return std::nullopt;

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "base/error.h"
+#include "host/hostfs.h"
 
 namespace sparkops {
 
@@ -35,6 +36,14 @@ Result<std::vector<unsigned>> ParseCpuList(std::string_view list);
 
 /// Pure: the `Cpus_allowed_list:` value of a /proc/PID/status text, parsed (NotFound without it).
 Result<std::vector<unsigned>> ParseCpusAllowed(std::string_view status);
+
+/// Pure: the first field of /proc/uptime ("12345.67 23456.78"), seconds since boot.
+Result<double> ParseUptime(std::string_view text);
+
+/// Readers under the HostFs root (bounded): /proc/stat, /proc/PID/status's CPU list, /proc/uptime.
+Result<StatCpus> ReadCpuTimes(const HostFs& fs);
+Result<std::vector<unsigned>> ReadCpusAllowed(const HostFs& fs, uint32_t pid);
+Result<double> ReadUptime(const HostFs& fs);
 
 /// What happened between two readings on a set of CPUs (`cpus` sorted; empty: every CPU).
 struct CpuDelta {

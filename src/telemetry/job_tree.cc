@@ -102,11 +102,9 @@ std::optional<CpuShare> JobCpuTracker::Update(const HostFs& fs, std::chrono::ste
   }
   // The job's CPUs (its main process's affinity; it may change) and /proc/stat, before the table
   // is folded, so that Update(table) can tell who last ran on them.
-  if (auto st = fs.Read("/proc/" + std::to_string(root_) + "/status", size_t{64} * 1024))
-    if (auto cpus = ParseCpusAllowed(*st)) allowed_ = std::move(*cpus);
+  if (auto cpus = ReadCpusAllowed(fs, root_)) allowed_ = std::move(*cpus);
   std::optional<StatCpus> stat;
-  if (auto text = fs.Read("/proc/stat", 4u << 20))
-    if (auto parsed = ParseCpuTimes(*text)) stat = std::move(*parsed);
+  if (auto parsed = ReadCpuTimes(fs)) stat = std::move(*parsed);
   const auto last = last_;
   auto share = Update(table, now, top_n);
   if (share && stat && stat_prev_ && last) {
@@ -120,8 +118,7 @@ std::optional<CpuShare> JobCpuTracker::Update(const HostFs& fs, std::chrono::ste
   }
   if (stat) stat_prev_ = std::move(stat);
   if (!share) return share;
-  if (auto up = fs.Read("/proc/uptime", 4096))  // "12345.67 23456.78"
-    if (auto v = ParseDouble(Trim(up->substr(0, up->find(' ')))); v && *v >= 0 && *v < 1e10) share->uptime_s = *v;
+  if (auto up = ReadUptime(fs)) share->uptime_s = *up;
   std::unordered_map<uint32_t, IoMark> io_now;
   for (Consumer& c : share->top_outside) {
     const std::string dir = "/proc/" + std::to_string(c.pid);

@@ -183,3 +183,17 @@ TEST(JobTreeIssue30, HogsOnTheJobsCpuAndIoWaitersAreListedAndRecorded) {
 
 }  // namespace
 }  // namespace sparkops
+
+namespace sparkops {
+namespace {
+
+TEST(CpuTimes, Uptime) {
+  auto v = ParseUptime("12345.67 23456.78\n");
+  ASSERT_TRUE(v);
+  EXPECT_DOUBLE_EQ(*v, 12345.67);
+  for (const char* bad : {"", "x 1", "-5 1", "nan 1", "1e30 1"}) EXPECT_FALSE(ParseUptime(bad)) << bad;
+  EXPECT_TRUE(ReadUptime(HostFs("/")));
+}
+
+}  // namespace
+}  // namespace sparkops
